@@ -1,0 +1,128 @@
+# mmlab: Debian linux-source-6.1 + quilt series -> UML (and x86 in QEMU) ->
+# booted, tested, debuggable. `make` sets up and runs; `make test` runs it all.
+# Targets are listed by `make help`.
+
+SHELL      := /bin/bash
+ROOT       := $(CURDIR)
+BUILD      := $(ROOT)/build
+ifdef KSRC
+KSRC       := $(abspath $(KSRC))
+GITDIR     := $(BUILD)/ksrc.git
+export KSRC_IS_USER := 1
+else
+KSRC       := $(BUILD)/src
+GITDIR     := $(BUILD)/tree.git
+endif
+UML_O      := $(BUILD)/uml
+LOGS       := $(BUILD)/logs
+JOBS       ?= $(shell nproc)
+TIMEOUT    ?= 300
+V          ?= 0
+S          := $(ROOT)/scripts
+SERIES_SUM := $(GITDIR)/mmlab-series.sum
+
+# ccache when present (make deps installs it); evaluated when used.
+KCC         = $(if $(shell command -v ccache),ccache gcc,gcc)
+UML_MAKE    = $(MAKE) -s -C $(KSRC) O=$(UML_O) ARCH=um CC="$(KCC)" -j$(JOBS)
+BOOT        = $(S)/boot.py uml --kernel $(UML_O)/linux --rootfs $(BUILD)/rootfs.img \
+              --ksrc $(KSRC) --logdir $(LOGS) $(if $(filter 1,$(V)),--verbose)
+
+TESTS      := $(basename $(notdir $(wildcard tests/*.c)))
+TEST_BINS  := $(addprefix $(BUILD)/tests/,$(TESTS))
+TEST_CFLAGS := -static -O2 -g -Wall -Wextra -I$(KSRC)/tools/testing/selftests -Itests
+ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
+
+.NOTPARALLEL:
+.PHONY: all deps tree series series-refresh series-reset series-edits uml config-uml \
+        rootfs tests test test-uml test-host run doctor clean distclean help
+
+all: deps uml rootfs
+	@$(MAKE) -s test-uml
+
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)
+
+## make                 install packages, unpack + patch the tree, build UML + rootfs, boot the suite once
+## make test            the whole suite (host checks, UML guest suite + KUnit); CI runs this
+## make test-uml        incremental UML rebuild + boot + guest suite (TIMEOUT=300, V=1 shows the console)
+## make run             boot UML to an interactive shell (the image stays unmodified)
+## make deps            apt-get install what the build needs
+## make tree            unpack /usr/src/linux-source-6.1.tar.xz to build/src (KSRC=/path: your 6.1 tree)
+## make series          apply patches/series (re-applied when a patch or the series changed)
+## make series-refresh  turn local edits in the tree into the top patch of the series
+## make series-reset    discard local edits in the tree (back to pristine + series)
+## make series-edits    list local edits in the tree
+## make config-uml      build/uml/.config = ARCH=um defconfig + uml-config, validated
+## make uml             build the UML kernel; ./linux links to it
+## make rootfs          build/rootfs.img (ext4, mkfs.ext4 -d); ./rootfs.img links to it
+## make doctor          check this machine: packages, tree, tmpfs, ptrace, kvm, disk
+## make clean           remove build outputs but keep the unpacked tree; distclean removes build/
+
+deps:
+	@$(S)/deps.sh
+
+tree: deps
+	@$(S)/tree.sh $(KSRC) $(GITDIR) >/dev/null
+
+series: tree
+	@$(S)/series.sh apply $(KSRC) $(GITDIR) $(ROOT)/patches
+
+series-refresh: tree
+	@$(S)/series.sh refresh $(KSRC) $(GITDIR) $(ROOT)/patches
+
+series-reset: tree
+	@$(S)/series.sh reset $(KSRC) $(GITDIR)
+
+series-edits: tree
+	@$(S)/series.sh edits $(KSRC) $(GITDIR)
+
+# The config is redone when the fragment or the series (new Kconfig options) changes.
+$(UML_O)/.mmlab-fragment: uml-config $(SERIES_SUM)
+	@$(S)/config.sh $(KSRC) $(UML_O) um defconfig $(ROOT)/uml-config
+	@echo "mmlab: $(UML_O)/.config ready (defconfig + uml-config, every option checked)"
+
+$(SERIES_SUM): | series
+
+config-uml: series $(UML_O)/.mmlab-fragment
+
+uml: config-uml
+	@echo "mmlab: building UML ($(JOBS) jobs, CC=$(KCC)) in $(UML_O) ..."
+	@t0=$$(date +%s); $(UML_MAKE) linux 2>&1 | grep -v -e 'missing .note.GNU-stack' \
+	   -e 'NOTE: This behaviour is deprecated' -e 'has a LOAD segment with RWX' ; \
+	   rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || { echo "mmlab: error: UML build failed (exit $$rc)" >&2; exit 2; }; \
+	   echo "mmlab: UML kernel built in $$(( $$(date +%s) - t0 ))s: ./linux"
+	@ln -sfn build/uml/linux linux
+	@$(S)/gdb-setup.sh $(ROOT) $(UML_O)
+
+$(BUILD)/tests/%: tests/%.c tests/mmlab.h | tree
+	@mkdir -p $(dir $@)
+	gcc $(TEST_CFLAGS) -o $@ $<
+
+tests: $(TEST_BINS)
+
+$(BUILD)/rootfs.img: $(ROOTFS_IN) $(TEST_BINS)
+	@$(S)/mkrootfs.sh $(BUILD)/stage $@ $(TEST_BINS)
+
+rootfs: $(BUILD)/rootfs.img
+	@ln -sfn build/rootfs.img rootfs.img
+
+test-uml: uml rootfs
+	@$(BOOT) --name test-uml --timeout $(TIMEOUT)
+
+run: uml rootfs
+	@$(BOOT) --interactive --mode shell
+
+test-host: uml rootfs
+	@tests/host/run.sh $(LOGS)
+
+test: deps
+	@$(S)/test-all.sh $(LOGS) test-host test-uml
+
+doctor:
+	@$(S)/doctor.sh $(KSRC)
+
+clean:
+	rm -rf $(UML_O) $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img $(LOGS) linux rootfs.img linux-gdb.py
+
+distclean:
+	rm -rf $(BUILD) linux rootfs.img linux-gdb.py

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Install the Debian packages mmlab needs. Quiet when all are present; when
+# not root and something is missing, print the apt-get line and exit 2.
+. "$(dirname "$0")/lib.sh"
+
+PKGS=$(grep -v '^#' "$(dirname "$0")/packages")
+
+missing=
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" -ne 0 ]; then
+	die "missing Debian packages:$missing" "sudo $line"
+fi
+say "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-get install -y -q --no-install-recommends $missing >/dev/null; then
+	say "apt-get install failed; updating the package lists and retrying"
+	apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $missing >/dev/null ||
+		die "apt-get could not install:$missing" "check the network/apt sources, then: $line"
+fi

@@ -1,0 +1,55 @@
+#!/bin/bash
+# One line per check of this machine, OK or FAIL with the fix. Exit 2 if any failed.
+# usage: doctor.sh KSRC
+. "$(dirname "$0")/lib.sh"
+KSRC=$1
+fails=0
+ok()   { printf 'OK    %s\n' "$1"; }
+bad()  { printf 'FAIL  %s\n      fix: %s\n' "$1" "$2"; fails=$((fails + 1)); }
+info() { printf 'INFO  %s\n' "$1"; }
+
+pk=""
+for p in $(grep -v '^#' "$(dirname "$0")/packages"); do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || pk="$pk $p"
+done
+if [ -z "$pk" ]; then ok "packages: all installed"
+else bad "packages missing:$pk" "make deps (or: sudo apt-get install$pk)"; fi
+
+tb=/usr/src/linux-source-6.1.tar.xz
+if [ -f "$KSRC/Makefile" ]; then
+	v=$(sed -n -e 's/^VERSION = //p' -e 's/^PATCHLEVEL = //p' -e 's/^SUBLEVEL = //p' "$KSRC/Makefile" | paste -sd.)
+	case $v in 6.1.*) ok "kernel tree $KSRC is $v" ;;
+	*) bad "kernel tree $KSRC is $v, not 6.1" "unset KSRC to use Debian's linux-source-6.1" ;; esac
+elif [ -f $tb ]; then ok "linux-source: $tb present (make tree unpacks it)"
+else bad "linux-source: $tb missing" "make deps"; fi
+
+# UML maps its physical memory from a file in $TMPDIR (or /dev/shm): it must allow exec.
+tmp=${TMPDIR:-/tmp}
+probe=$(mktemp "$tmp/mmlab-exec.XXXXXX" 2>/dev/null)
+if [ -n "$probe" ] && printf '#!/bin/sh\nexit 0\n' > "$probe" && chmod +x "$probe" && "$probe"; then
+	ok "TMPDIR $tmp allows exec (UML memory file)"
+else
+	bad "TMPDIR $tmp does not allow exec: UML cannot map its memory" \
+		"export TMPDIR=/dev/shm (or another exec-capable tmpfs)"
+fi
+rm -f "$probe"
+
+ps=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+if [ "$ps" -le 1 ]; then ok "ptrace allowed (yama ptrace_scope=$ps): UML and gdb can trace"
+else bad "ptrace restricted (yama ptrace_scope=$ps): UML cannot run" \
+	"echo 1 | sudo tee /proc/sys/kernel/yama/ptrace_scope"; fi
+
+if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	info "/dev/kvm opens; qemu-verify still probes whether a KVM guest really runs (TCG otherwise)"
+else
+	info "/dev/kvm not usable: qemu-verify will use TCG (slower, works)"
+fi
+
+avail=$(df -Pm "$(dirname "$KSRC")" 2>/dev/null | awk 'NR==2 {print $4}')
+if [ -n "$avail" ] && [ "$avail" -ge 8000 ]; then ok "free disk: ${avail} MiB (>= 8 GiB needed)"
+else bad "free disk: ${avail:-?} MiB, the trees and builds need about 8 GiB" "free space under $(dirname "$KSRC")"; fi
+
+if command -v ccache > /dev/null; then ok "ccache: $(ccache -s 2>/dev/null | grep -m1 -i 'cache size' | tr -s ' ')"
+else bad "ccache missing: every build is cold" "make deps"; fi
+
+[ $fails = 0 ] || exit 2

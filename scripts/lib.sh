@@ -1,0 +1,25 @@
+# shellcheck shell=bash
+# Shared by the mmlab host scripts: messages, errors with their fix, timing.
+# Exit codes: 0 ok, 1 test failure, 2 setup or usage error, 3 kernel splat,
+# 124 timeout.
+
+MMLAB_T0=${MMLAB_T0:-$(date +%s)}
+
+say()  { printf 'mmlab: %s\n' "$*"; }
+warn() { printf 'mmlab: warning: %s\n' "$*" >&2; }
+# die MESSAGE [FIX]: a setup error, exit 2
+die() {
+	printf 'mmlab: error: %s\n' "$1" >&2
+	[ -n "${2:-}" ] && printf 'mmlab:   fix: %s\n' "$2" >&2
+	exit 2
+}
+elapsed() { echo "$(( $(date +%s) - MMLAB_T0 ))s"; }
+# step NAME CMD...: run a long step with progress and elapsed time
+step() {
+	local name=$1 t0
+	shift
+	t0=$(date +%s)
+	say "$name ..."
+	"$@" || return
+	say "$name done in $(( $(date +%s) - t0 ))s"
+}

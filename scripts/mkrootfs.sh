@@ -1,0 +1,36 @@
+#!/bin/bash
+# Build the guest root: rootfs/ + Debian's busybox-static + the static test
+# binaries -> a staging directory -> an ext4 image made by mkfs.ext4 -d (no
+# root, no loop mount).
+# usage: mkrootfs.sh STAGE IMAGE TESTBIN...
+. "$(dirname "$0")/lib.sh"
+set -euo pipefail
+STAGE=$1 IMAGE=$2
+shift 2
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUSYBOX=/bin/busybox
+
+[ -x $BUSYBOX ] && $BUSYBOX 2>&1 | head -1 | grep -q BusyBox ||
+	die "$BUSYBOX is missing" "make deps (apt-get install busybox-static)"
+file -L $BUSYBOX 2>/dev/null | grep -q 'statically linked' ||
+	ldd $BUSYBOX 2>&1 | grep -q 'not a dynamic' ||
+	die "$BUSYBOX is not the static busybox" "apt-get install busybox-static"
+command -v mkfs.ext4 > /dev/null || die "mkfs.ext4 is missing" "apt-get install e2fsprogs"
+
+rm -rf "$STAGE"
+mkdir -p "$STAGE"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,root,tests,mnt}
+cp -a "$ROOT/rootfs/." "$STAGE/"
+cp $BUSYBOX "$STAGE/bin/busybox"
+for applet in $($BUSYBOX --list-full); do
+	[ -e "$STAGE/$applet" ] || ln -s /bin/busybox "$STAGE/$applet"
+done
+for t in "$@"; do
+	cp "$t" "$STAGE/tests/"
+done
+
+mb=$(( $(du -sm "$STAGE" | cut -f1) + 32 ))
+rm -f "$IMAGE.tmp"
+mkfs.ext4 -q -F -L mmlab -E root_owner=0:0 -d "$STAGE" "$IMAGE.tmp" "${mb}M" ||
+	die "mkfs.ext4 -d failed" "e2fsprogs >= 1.43 is needed for -d"
+mv "$IMAGE.tmp" "$IMAGE"
+say "rootfs: $IMAGE (${mb} MiB ext4, $# tests)"

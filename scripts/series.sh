@@ -1,0 +1,143 @@
+#!/bin/bash
+# Keep the tree's applied patches equal to the repo's quilt series.
+#   series.sh apply   SRC GITDIR PATCHES  re-apply when patches/ changed
+#   series.sh refresh SRC GITDIR PATCHES  turn local edits into the top patch
+#   series.sh edits   SRC GITDIR          list local edits (files)
+#   series.sh reset   SRC GITDIR          discard local edits
+# The git repository in GITDIR (outside the tree) holds two states: tag
+# "pristine" and HEAD = pristine + the applied series. Anything else in the
+# tree is a local edit and is never thrown away.
+. "$(dirname "$0")/lib.sh"
+set -euo pipefail
+cmd=$1 SRC=$2 GITDIR=$3 PATCHES=${4:-}
+export GIT_DIR=$GITDIR GIT_WORK_TREE=$SRC
+export QUILT_PATCHES=patches QUILT_PC=.pc
+export QUILT_REFRESH_ARGS="-p ab --no-timestamps --no-index --sort"
+export QUILT_DIFF_ARGS="-p ab --no-timestamps --no-index"
+STAMP=$GITDIR/mmlab-series.sum
+# Our settings only: no ~/.quiltrc or /etc/quilt.quiltrc (they change the patch format).
+quilt() { command quilt --quiltrc - "$@"; }
+GIT="git -c user.name=mmlab -c user.email=mmlab@localhost"
+
+series_sum() {
+	(cd "$PATCHES" && cat series $(grep -v -e '^#' -e '^[[:space:]]*$' series | awk '{print $1}')) |
+		sha256sum | cut -d' ' -f1
+}
+
+# Files that differ from HEAD (modified, deleted or new), quilt's own excluded.
+edits() {
+	cd "$SRC"
+	{ git diff --name-only HEAD; git ls-files -o -x /.pc/ -x /patches; } | sort -u
+}
+
+commit_state() {
+	(cd "$SRC" && git add -A -f -- . ':!.pc' ':!patches' &&
+		$GIT commit -q --allow-empty -m "series applied")
+	series_sum > "$STAMP"
+}
+
+apply() {
+	[ -f "$PATCHES/series" ] || die "$PATCHES/series is missing" "restore it from git"
+	local sum
+	sum=$(series_sum) || die "a patch named in $PATCHES/series is missing" \
+		"add the file or remove its line from the series"
+	[ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$sum" ] && return 0
+
+	local changed
+	changed=$(edits)
+	if [ -n "$changed" ]; then
+		printf 'mmlab: the series changed, but %s has local edits:\n' "$SRC" >&2
+		echo "$changed" | head -20 | sed 's/^/mmlab:   /' >&2
+		die "refusing to re-apply the series over local edits" \
+			"'make series-refresh' turns them into the top patch; 'make series-reset' discards them"
+	fi
+
+	cd "$SRC"
+	git reset -q --hard pristine
+	git clean -fdxq -e /patches
+	ln -sfn "$PATCHES" patches
+	local n
+	n=$(grep -cv -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" || true)
+	say "applying $n patches from $PATCHES/series"
+	if [ "$n" -gt 0 ] && ! quilt push -a -q > "$GITDIR/quilt-push.log" 2>&1; then
+		local bad
+		bad=$(sed -n 's/^Applying patch \(.*\)$/\1/p' "$GITDIR/quilt-push.log" | tail -1)
+		bad=${bad#patches/}
+		echo "mmlab: patch $bad does not apply:" >&2
+		grep -v '^Applying patch' "$GITDIR/quilt-push.log" | sed 's/^/mmlab:   /' >&2
+		local rej=$GITDIR/rejects
+		rm -rf "$rej" && mkdir -p "$rej"
+		# Show the rejected hunks: replay the patch against a scratch output.
+		(cd "$SRC" && patch -p1 -f -s --no-backup-if-mismatch -o "$rej/out" -r "$rej/hunks.rej" \
+			< "$PATCHES/$bad" > /dev/null 2>&1) || true
+		if [ -s "$rej/hunks.rej" ]; then
+			echo "mmlab: rejected hunk(s) of $bad:" >&2
+			sed 's/^/mmlab:   | /' "$rej/hunks.rej" | head -40 >&2
+		fi
+		git reset -q --hard pristine
+		git clean -fdxq -e /patches
+		rm -f "$STAMP"
+		die "the tree was left pristine (no patch applied)" \
+			"refresh $PATCHES/$bad against 6.1 (cd $SRC; quilt push -f; fix; quilt refresh)"
+	fi
+	commit_state
+	say "series applied: $(quilt applied 2>/dev/null | wc -l) patches, top: $(quilt top 2>/dev/null || echo none)"
+}
+
+refresh() {
+	cd "$SRC"
+	local top changed f
+	top=$(quilt top 2>/dev/null) || die "no patch is applied to turn the edits into" \
+		"cd $SRC && quilt new NNNN-subsystem-what.patch, then make series-refresh"
+	changed=$(edits)
+	if [ -z "$changed" ]; then
+		say "no local edits; $top unchanged"
+		series_sum > "$STAMP"
+		return 0
+	fi
+	# Keep a copy of every edited file until the refresh succeeded; put them
+	# all back if anything fails on the way.
+	BACKUP=$GITDIR/refresh-backup
+	rm -rf "$BACKUP" && mkdir -p "$BACKUP"
+	for f in $changed; do
+		if [ -e "$f" ]; then mkdir -p "$BACKUP/$(dirname "$f")"; cp -p "$f" "$BACKUP/$f"; fi
+	done
+	trap 'restore_edits' ERR
+	for f in $changed; do
+		quilt files "$top" | grep -qxF "$f" && continue
+		# quilt add must see the file as it was before the edit.
+		if git cat-file -e "HEAD:$f" 2>/dev/null; then
+			git checkout -q HEAD -- "$f"
+		else
+			rm -f "$f"
+		fi
+		quilt add "$f" > /dev/null
+		if [ -e "$BACKUP/$f" ]; then cp -p "$BACKUP/$f" "$f"; else rm -f "$f"; fi
+	done
+	quilt refresh
+	trap - ERR
+	commit_state
+	rm -rf "$BACKUP"
+	say "local edits of $(echo "$changed" | wc -l) files are now in $PATCHES/${top#patches/}"
+}
+
+restore_edits() {
+	local f
+	for f in $changed; do
+		if [ -e "$BACKUP/$f" ]; then cp -p "$BACKUP/$f" "$SRC/$f"; else rm -f "$SRC/$f"; fi
+	done
+	die "series-refresh failed; your edits are back in place (copies in $BACKUP)"
+}
+
+case $cmd in
+apply) apply ;;
+refresh) refresh ;;
+edits) edits ;;
+reset)
+	cd "$SRC"
+	changed=$(edits)
+	git reset -q --hard HEAD
+	git clean -fdxq -e /patches -e /.pc
+	say "discarded local edits of $(echo "$changed" | grep -c . || true) files" ;;
+*) die "unknown command $cmd" "series.sh apply|refresh|edits" ;;
+esac

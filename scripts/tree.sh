@@ -1,0 +1,44 @@
+#!/bin/bash
+# Unpack Debian's linux-source-6.1 into build/src once (or check KSRC), check
+# that it is 6.1.x, and record its pristine state in a git repository kept
+# outside the tree (build/tree.git), so local edits can be found later.
+# usage: tree.sh SRC GITDIR
+. "$(dirname "$0")/lib.sh"
+set -eu
+SRC=$1 GITDIR=$2
+TARBALL=/usr/src/linux-source-6.1.tar.xz
+export GIT_DIR=$GITDIR GIT_WORK_TREE=$SRC
+
+version() {
+	sed -n -e 's/^VERSION = //p' -e 's/^PATCHLEVEL = //p' -e 's/^SUBLEVEL = //p' \
+		"$1/Makefile" | paste -sd.
+}
+
+if [ ! -f "$SRC/Makefile" ]; then
+	[ -n "${KSRC_IS_USER:-}" ] && die "KSRC=$SRC is not a kernel tree (no Makefile)" \
+		"point KSRC at an unpacked Linux 6.1 source tree"
+	[ -f $TARBALL ] || die "$TARBALL is missing" "make deps (apt-get install linux-source-6.1)"
+	tmp=$SRC.unpacking
+	rm -rf "$tmp" && mkdir -p "$tmp"
+	step "unpacking $TARBALL" tar -C "$tmp" -xJf $TARBALL
+	top=$(ls "$tmp")
+	mv "$tmp/$top" "$SRC" && rmdir "$tmp"
+fi
+
+v=$(version "$SRC")
+case $v in
+6.1.*) ;;
+*) die "$SRC is Linux $v, not 6.1.x" "use Debian's linux-source-6.1 (unset KSRC) or a 6.1 tree" ;;
+esac
+
+if [ ! -d "$GITDIR" ]; then
+	[ -d "$SRC/.pc" ] && die "$SRC already has quilt patches applied but no baseline" \
+		"quilt pop -a in $SRC, or remove $SRC to unpack it again"
+	# Debian's top-level .gitignore hides the whole tree: add with -f.
+	step "recording the pristine tree (for local-edit checks)" sh -c '
+		git init -q && git config core.compression 1 &&
+		git add -A -f -- . ":!.pc" ":!patches" &&
+		git -c user.name=mmlab -c user.email=mmlab@localhost commit -q -m "pristine linux $0" &&
+		git tag pristine' "$v"
+fi
+echo "$v"

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fork_cow: a parent with many MiB of patterned anonymous memory forks
+ * children that read it, write half of it (copy-on-write), unmap part of it,
+ * or are killed while holding it. The parent's data must never change, each
+ * child must see its own writes, and once all children are gone the memory
+ * they copied must be back (MemFree), i.e. exit freed every page it gathered.
+ */
+#include <sys/wait.h>
+#include "mmlab.h"
+
+#define NPAGES	8192UL		/* 32 MiB */
+#define NCHILD	4
+
+enum { READER, WRITER, UNMAPPER, KILLED };
+
+static int child(char *base, int kind, int id, int ready_fd)
+{
+	size_t pg, bad = 0;
+
+	bad += mmlab_check(base, 0, NPAGES, 1, "child sees parent");
+	switch (kind) {
+	case WRITER:
+	case KILLED:
+		for (pg = 1; pg < NPAGES; pg += 2)
+			mmlab_fill(base, pg, 1, 10 + id);
+		for (pg = 0; pg < NPAGES; pg++)
+			bad += mmlab_check(base, pg, 1, pg & 1 ? 10 + id : 1, "child");
+		break;
+	case UNMAPPER:
+		if (munmap(base, NPAGES / 2 * MMLAB_PAGE))
+			bad++;
+		mmlab_fill(base, NPAGES / 2, NPAGES / 2, 10 + id);
+		bad += mmlab_check(base, NPAGES / 2, NPAGES / 2, 10 + id, "child");
+		break;
+	}
+	if (kind == KILLED) {
+		/* Tell the parent the copies exist, then wait for SIGKILL. */
+		if (write(ready_fd, "k", 1) != 1)
+			bad++;
+		for (;;)
+			pause();
+	}
+	return bad ? 1 : 0;
+}
+
+int main(void)
+{
+	static const char *const names[] = { "reader", "writer", "unmapper", "killed" };
+	int kinds[NCHILD] = { READER, WRITER, UNMAPPER, KILLED };
+	pid_t pids[NCHILD];
+	long free_before, free_after;
+	int pipefd[2], i;
+	char *base;
+	char c;
+
+	ksft_print_header();
+	ksft_set_plan(NCHILD + 3);
+
+	base = mmlab_map(NPAGES);
+	mmlab_fill(base, 0, NPAGES, 1);
+	if (pipe(pipefd))
+		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+	free_before = mmlab_meminfo("MemFree");
+
+	for (i = 0; i < NCHILD; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+		if (!pids[i])
+			_exit(child(base, kinds[i], i, pipefd[1]));
+	}
+	if (read(pipefd[0], &c, 1) != 1)
+		ksft_exit_fail_msg("killed child never got ready\n");
+	kill(pids[KILLED], SIGKILL);
+
+	for (i = 0; i < NCHILD; i++) {
+		int status;
+
+		if (waitpid(pids[i], &status, 0) != pids[i])
+			ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
+		if (kinds[i] == KILLED)
+			ksft_test_result(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+					 "%s child died of SIGKILL holding 16 MiB of copies\n",
+					 names[i]);
+		else
+			ksft_test_result(WIFEXITED(status) && !WEXITSTATUS(status),
+					 "%s child saw the parent's data and its own\n",
+					 names[i]);
+	}
+
+	ksft_test_result(!mmlab_check(base, 0, NPAGES, 1, "parent"),
+			 "parent's %lu pages unchanged by the children\n", NPAGES);
+
+	free_after = mmlab_meminfo("MemFree");
+	/* Children copied 2 x 16 MiB + 16 MiB: allow 8 MiB for caches/tables. */
+	ksft_print_msg("MemFree before fork %ld KiB, after the children exited %ld KiB\n",
+		       free_before, free_after);
+	ksft_test_result(free_after >= free_before - 8192,
+			 "memory copied by the children was freed at exit\n");
+
+	mmlab_fill(base, 0, NPAGES, 2);
+	ksft_test_result(!mmlab_check(base, 0, NPAGES, 2, "rewrite"),
+			 "parent rewrites its now-exclusive pages\n");
+	ksft_finished();
+}

@@ -1,0 +1,117 @@
+#!/bin/bash
+# Host checks of mmlab's own tooling on bad input: each must fail the way
+# the README promises (exit code and message). Prints TAP, writes
+# LOGDIR/test-host.summary ("passed failed skipped rc").
+# usage: tests/host/run.sh LOGDIR   (run by make test-host)
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+LOGS=$1
+KSRC=${KSRC:-$ROOT/build/src}
+GITDIR=${GITDIR:-$ROOT/build/tree.git}
+S=$ROOT/scripts
+mkdir -p "$LOGS"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/mmlab-host.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+n=0 pass=0 fail=0
+
+# check NAME WANT_RC PATTERN CMD...: CMD must exit WANT_RC and print PATTERN.
+check() {
+	local name=$1 want=$2 pattern=$3 rc t0
+	shift 3
+	n=$((n + 1))
+	t0=$(date +%s)
+	"$@" > "$TMP/out" 2>&1
+	rc=$?
+	if [ "$rc" = "$want" ] && grep -qE -- "$pattern" "$TMP/out"; then
+		echo "ok $n $name ($(( $(date +%s) - t0 ))s)"
+		pass=$((pass + 1))
+	else
+		echo "not ok $n $name: exit $rc (want $want), output should match /$pattern/"
+		sed 's/^/# /' "$TMP/out" | tail -20
+		fail=$((fail + 1))
+	fi
+}
+# ok_if NAME COND...: a plain assertion
+ok_if() {
+	local name=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n $name"; pass=$((pass + 1))
+	else echo "not ok $n $name"; fail=$((fail + 1)); fi
+}
+
+echo "TAP version 13"
+
+# --- a series with a broken patch, on a small copy of the tree -------------
+mini=$TMP/src
+mkdir -p "$mini"
+cp "$KSRC/Makefile" "$mini/"
+for f in mm/mmu_gather.c mm/vmstat.c; do
+	mkdir -p "$mini/$(dirname "$f")"
+	GIT_DIR=$GITDIR git show "pristine:$f" > "$mini/$f"
+done
+cp -r "$ROOT/patches" "$TMP/patches"
+rm -f "$TMP/patches"/*.patch
+cat > "$TMP/patches/0001-good.patch" <<'P'
+Subject: a good patch
+--- a/mm/vmstat.c
++++ b/mm/vmstat.c
+@@ -1,3 +1,4 @@
++// mmlab host test: a good patch
+P
+sed -n 1,3p "$mini/mm/vmstat.c" | sed 's/^/ /' >> "$TMP/patches/0001-good.patch"
+cat > "$TMP/patches/0002-broken.patch" <<'P'
+Subject: a patch whose context is not in 6.1
+--- a/mm/mmu_gather.c
++++ b/mm/mmu_gather.c
+@@ -20,3 +20,3 @@
+ this line is not in mm/mmu_gather.c
+-nor is this one
++so the hunk is rejected
+ the end
+P
+printf '0001-good.patch\n0002-broken.patch\n' > "$TMP/patches/series"
+KSRC_IS_USER=1 "$S/tree.sh" "$mini" "$TMP/git" > /dev/null 2>&1
+check "broken patch: exit 2 naming the patch and its rejected hunk" 2 \
+	'patch 0002-broken.patch does not apply' \
+	"$S/series.sh" apply "$mini" "$TMP/git" "$TMP/patches"
+grep -q 'rejected hunk' "$TMP/out" && grep -q 'so the hunk is rejected' "$TMP/out"
+ok_if "broken patch: the rejected hunk is shown" [ $? = 0 ]
+ok_if "broken patch: tree left pristine (good patch rolled back, no .pc)" \
+	bash -c "[ ! -e '$mini/.pc' ] && GIT_DIR='$TMP/git' GIT_WORK_TREE='$mini' git diff --quiet pristine"
+
+# --- local edits are never thrown away -------------------------------------
+printf '0001-good.patch\n' > "$TMP/patches/series"
+check "good series applies" 0 'series applied: 1 patches' \
+	"$S/series.sh" apply "$mini" "$TMP/git" "$TMP/patches"
+echo '/* a local edit */' >> "$mini/mm/mmu_gather.c"
+echo ' ' >> "$TMP/patches/series"    # the series changed: re-apply is due
+check "series changed over local edits: refused with exit 2" 2 \
+	'local edits:|mm/mmu_gather.c' "$S/series.sh" apply "$mini" "$TMP/git" "$TMP/patches"
+ok_if "the local edit is still there" grep -q 'a local edit' "$mini/mm/mmu_gather.c"
+check "series-refresh turns the edit into the top patch" 0 'now in' \
+	"$S/series.sh" refresh "$mini" "$TMP/git" "$TMP/patches"
+ok_if "the top patch now carries the edit" grep -q '^+/\* a local edit \*/' "$TMP/patches/0001-good.patch"
+check "after the refresh the series applies again" 0 '' \
+	"$S/series.sh" apply "$mini" "$TMP/git" "$TMP/patches"
+
+# --- a config option that cannot be set ------------------------------------
+printf 'CONFIG_NUMA=y\nCONFIG_DEBUG_VM=y\n' > "$TMP/bad-config"
+check "config option that cannot be set: exit 2 naming it" 2 'CONFIG_NUMA=y requested' \
+	"$S/config.sh" "$KSRC" "$TMP/o" um defconfig "$TMP/bad-config"
+
+# --- a guest that panics / hangs ---------------------------------------------
+BOOT=("$S/boot.py" uml --kernel "$ROOT/build/uml/linux" --rootfs "$ROOT/build/rootfs.img"
+	--ksrc "$KSRC" --logdir "$TMP/logs")
+check "guest panic: exit 3" 3 'kernel splat' "${BOOT[@]}" --mode panic --timeout 60
+t0=$(date +%s)
+check "guest hang: exit 124" 124 'timed out after 8s' "${BOOT[@]}" --mode hang --timeout 8
+ok_if "guest hang: stopped within the timeout (+5s)" [ $(( $(date +%s) - t0 )) -le 13 ]
+ok_if "no UML process left behind" bash -c "! pgrep -f '$ROOT/build/uml/linux ubd0r=' > /dev/null"
+
+echo "1..$n"
+echo "$pass passed, $fail failed, 0 skipped"
+rc=0
+[ $fail = 0 ] || rc=1
+echo "$pass $fail 0 $rc" > "$LOGS/test-host.summary"
+exit $rc

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the mmlab guest tests: page patterns, fault probing and
+ * /proc readers. Results are reported with the tree's kselftest.h (TAP).
+ */
+#ifndef MMLAB_H
+#define MMLAB_H
+
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "kselftest.h"
+
+#define MMLAB_PAGE	4096UL
+#define MMLAB_WORDS	(MMLAB_PAGE / sizeof(uint64_t))
+
+/* The value of word @w of page @pg for pattern @seed: differs per page and per seed. */
+static inline uint64_t mmlab_word(uint64_t seed, size_t pg, size_t w)
+{
+	return (seed << 40) ^ ((uint64_t)pg << 12) ^ w ^ 0x5a5a000000000000ULL;
+}
+
+static inline void mmlab_fill(void *base, size_t first, size_t npages, uint64_t seed)
+{
+	for (size_t pg = first; pg < first + npages; pg++) {
+		uint64_t *p = (uint64_t *)((char *)base + pg * MMLAB_PAGE);
+
+		for (size_t w = 0; w < MMLAB_WORDS; w++)
+			p[w] = mmlab_word(seed, pg, w);
+	}
+}
+
+/*
+ * Check pages [first, first + npages) of @base against pattern @seed (seed 0
+ * means "all zero"). Returns the number of bad pages and reports the first one.
+ */
+static inline size_t mmlab_check(const void *base, size_t first, size_t npages,
+				 uint64_t seed, const char *what)
+{
+	size_t bad = 0;
+
+	for (size_t pg = first; pg < first + npages; pg++) {
+		const uint64_t *p = (const uint64_t *)((const char *)base + pg * MMLAB_PAGE);
+
+		for (size_t w = 0; w < MMLAB_WORDS; w++) {
+			uint64_t want = seed ? mmlab_word(seed, pg, w) : 0;
+
+			if (p[w] != want) {
+				if (!bad)
+					ksft_print_msg("%s: page %zu word %zu is %#llx, want %#llx\n",
+						       what, pg, w,
+						       (unsigned long long)p[w],
+						       (unsigned long long)want);
+				bad++;
+				break;
+			}
+		}
+	}
+	return bad;
+}
+
+static sigjmp_buf mmlab_fault_jmp;
+
+static inline void mmlab_fault_handler(int sig)
+{
+	siglongjmp(mmlab_fault_jmp, sig);
+}
+
+/*
+ * Touch @addr (read, or write when @write) and return the signal it raised
+ * (SIGSEGV/SIGBUS) or 0 when the access succeeded.
+ */
+static inline int mmlab_probe(volatile char *addr, int write)
+{
+	struct sigaction sa = { .sa_handler = mmlab_fault_handler }, old_segv, old_bus;
+	int sig;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old_segv);
+	sigaction(SIGBUS, &sa, &old_bus);
+	sig = sigsetjmp(mmlab_fault_jmp, 1);
+	if (!sig) {
+		if (write)
+			*addr = 1;
+		else
+			(void)*addr;
+	}
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
+	return sig;
+}
+
+/* A field of /proc/meminfo in KiB, or -1. */
+static inline long mmlab_meminfo(const char *field)
+{
+	char line[256];
+	size_t len = strlen(field);
+	long val = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, field, len) && line[len] == ':') {
+			val = strtol(line + len + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return val;
+}
+
+/* A counter of /proc/vmstat, or -1 when the kernel has no such counter. */
+static inline long long mmlab_vmstat(const char *name)
+{
+	char key[128];
+	long long val;
+	long long found = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%127s %lld", key, &val) == 2) {
+		if (!strcmp(key, name)) {
+			found = val;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Number of /proc/self/maps lines that overlap [start, end), and the
+ * permissions of each (up to @max), so VMA splits and merges can be checked.
+ */
+static inline int mmlab_vmas(const void *start, const void *end, char perms[][5], int max)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char p[5];
+
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, p) != 3)
+			continue;
+		if (hi <= (unsigned long)start || lo >= (unsigned long)end)
+			continue;
+		if (n < max)
+			memcpy(perms[n], p, 5);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static inline void *mmlab_map(size_t npages)
+{
+	void *p = mmap(NULL, npages * MMLAB_PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap of %zu pages: %s\n", npages, strerror(errno));
+	return p;
+}
+
+#endif

@@ -87,7 +87,7 @@ config-uml: series $(UML_O)/.mmlab-fragment
 
 uml: config-uml
 	@echo "mmlab: building UML ($(JOBS) jobs, CC=$(KCC)) in $(UML_O) ..."
-	@t0=$$(date +%s); $(UML_MAKE) linux 2>&1 | grep -v -e 'missing .note.GNU-stack' \
+	@t0=$$(date +%s); $(UML_MAKE) linux scripts_gdb 2>&1 | grep -v -e 'missing .note.GNU-stack' \
 	   -e 'NOTE: This behaviour is deprecated' -e 'has a LOAD segment with RWX' ; \
 	   rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || { echo "mmlab: error: UML build failed (exit $$rc)" >&2; exit 2; }; \
 	   echo "mmlab: UML kernel built in $$(( $$(date +%s) - t0 ))s: ./linux"

@@ -45,7 +45,7 @@ def uml_command(a):
     cmd = [a.kernel, f'ubd0r={a.rootfs}', f'mem={a.mem}', f'mmlab.mode={a.mode}']
     if not a.interactive:
         cmd += ['con=null', 'ssl=null', 'con0=null,fd:1']
-    return cmd + a.extra
+    return cmd + a.append
 
 
 def parse_ktap(ksrc, ktap_path, json_path):
@@ -85,7 +85,8 @@ def main():
     p.add_argument('--timeout', type=int, default=300)
     p.add_argument('--interactive', action='store_true')
     p.add_argument('--verbose', action='store_true', help='echo the console')
-    p.add_argument('extra', nargs='*', help='more kernel parameters')
+    p.add_argument('--append', action='append', default=[], metavar='PARAM',
+                   help='one more kernel parameter (repeatable)')
     a = p.parse_args()
     name = a.name or a.target
 

@@ -18,7 +18,8 @@ for t in "$@"; do
 	rc=$?
 	say "=== make $t: exit $rc in $(( $(date +%s) - t0 ))s"
 	if [ -f "$LOGS/$t.summary" ]; then
-		read -r p f s _ < "$LOGS/$t.summary"
+		# make says 2 for any failed recipe: the part's own code is in its summary.
+		read -r p f s rc < "$LOGS/$t.summary"
 	else
 		# The part did not get as far as its results: count it as one failure.
 		p=0 f=1 s=0

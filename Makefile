@@ -14,6 +14,7 @@ KSRC       := $(BUILD)/src
 GITDIR     := $(BUILD)/tree.git
 endif
 UML_O      := $(BUILD)/uml
+X86_O      := $(BUILD)/x86
 LOGS       := $(BUILD)/logs
 JOBS       ?= $(shell nproc)
 TIMEOUT    ?= 300
@@ -23,7 +24,15 @@ SERIES_SUM := $(GITDIR)/mmlab-series.sum
 
 # ccache when present (make deps installs it); evaluated when used.
 KCC         = $(if $(shell command -v ccache),ccache gcc,gcc)
-UML_MAKE    = $(MAKE) -s -C $(KSRC) O=$(UML_O) ARCH=um CC="$(KCC)" -j$(JOBS)
+# $(call kbuild,NAME,O,ARCH,TARGETS): one kernel build, quiet, timed
+define kbuild
+	@echo "mmlab: building $(1) ($(JOBS) jobs, CC=$(KCC)) in $(2) ..."
+	@t0=$$(date +%s); $(MAKE) -s -C $(KSRC) O=$(2) ARCH=$(3) CC="$(KCC)" -j$(JOBS) $(4) 2>&1 | \
+	   grep -v -e 'missing .note.GNU-stack' -e 'NOTE: This behaviour is deprecated' \
+	           -e 'has a LOAD segment with RWX' ; \
+	   rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || { echo "mmlab: error: $(1) build failed (exit $$rc)" >&2; exit 2; }; \
+	   echo "mmlab: $(1) kernel built in $$(( $$(date +%s) - t0 ))s"
+endef
 BOOT        = $(S)/boot.py uml --kernel $(UML_O)/linux --rootfs $(BUILD)/rootfs.img \
               --ksrc $(KSRC) --logdir $(LOGS) $(if $(filter 1,$(V)),--verbose)
 
@@ -33,7 +42,7 @@ TEST_CFLAGS := -static -O2 -g -Wall -Wextra -I$(KSRC)/tools/testing/selftests -I
 ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
 
 .NOTPARALLEL:
-.PHONY: all deps tree series series-refresh series-reset series-edits uml config-uml \
+.PHONY: all deps tree series series-refresh series-reset series-edits uml config-uml x86 config-x86 \
         rootfs tests test test-uml test-host run doctor clean distclean help
 
 all: deps uml rootfs
@@ -54,6 +63,7 @@ help:
 ## make series-edits    list local edits in the tree
 ## make config-uml      build/uml/.config = ARCH=um defconfig + uml-config, validated
 ## make uml             build the UML kernel; ./linux links to it
+## make x86               build x86_64 (bzImage) from the same tree in build/x86 (config: qemu-config)
 ## make rootfs          build/rootfs.img (ext4, mkfs.ext4 -d); ./rootfs.img links to it
 ## make doctor          check this machine: packages, tree, tmpfs, ptrace, kvm, disk
 ## make clean           remove build outputs but keep the unpacked tree; distclean removes build/
@@ -62,7 +72,7 @@ deps:
 	@$(S)/deps.sh
 
 tree: deps
-	@$(S)/tree.sh $(KSRC) $(GITDIR) >/dev/null
+	@$(S)/tree.sh $(KSRC) $(GITDIR)
 
 series: tree
 	@$(S)/series.sh apply $(KSRC) $(GITDIR) $(ROOT)/patches
@@ -86,13 +96,18 @@ $(SERIES_SUM): | series
 config-uml: series $(UML_O)/.mmlab-fragment
 
 uml: config-uml
-	@echo "mmlab: building UML ($(JOBS) jobs, CC=$(KCC)) in $(UML_O) ..."
-	@t0=$$(date +%s); $(UML_MAKE) linux scripts_gdb 2>&1 | grep -v -e 'missing .note.GNU-stack' \
-	   -e 'NOTE: This behaviour is deprecated' -e 'has a LOAD segment with RWX' ; \
-	   rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || { echo "mmlab: error: UML build failed (exit $$rc)" >&2; exit 2; }; \
-	   echo "mmlab: UML kernel built in $$(( $$(date +%s) - t0 ))s: ./linux"
+	$(call kbuild,UML,$(UML_O),um,linux scripts_gdb)
 	@ln -sfn build/uml/linux linux
 	@$(S)/gdb-setup.sh $(ROOT) $(UML_O)
+
+$(X86_O)/.mmlab-fragment: qemu-config $(SERIES_SUM)
+	@$(S)/config.sh $(KSRC) $(X86_O) x86_64 "x86_64_defconfig kvm_guest.config" $(ROOT)/qemu-config
+	@echo "mmlab: $(X86_O)/.config ready (x86_64_defconfig + kvm_guest.config + qemu-config, checked)"
+
+config-x86: series $(X86_O)/.mmlab-fragment
+
+x86: config-x86
+	$(call kbuild,x86_64,$(X86_O),x86_64,bzImage scripts_gdb)
 
 $(BUILD)/tests/%: tests/%.c tests/mmlab.h | tree
 	@mkdir -p $(dir $@)

@@ -41,4 +41,4 @@ if [ ! -d "$GITDIR" ]; then
 		git -c user.name=mmlab -c user.email=mmlab@localhost commit -q -m "pristine linux $0" &&
 		git tag pristine' "$v"
 fi
-echo "$v"
+say "kernel tree $SRC: Linux $v"

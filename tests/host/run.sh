@@ -109,6 +109,10 @@ check "guest hang: exit 124" 124 'timed out after 8s' "${BOOT[@]}" --mode hang -
 ok_if "guest hang: stopped within the timeout (+5s)" [ $(( $(date +%s) - t0 )) -le 13 ]
 ok_if "no UML process left behind" bash -c "! pgrep -f 'mmlab[.]hosttest=$$' > /dev/null"
 
+# --- gdb ./linux loads the kernel's lx-* helpers ------------------------------
+check "gdb ./linux auto-loads the lx-* helpers" 0 '^lx-dmesg' \
+	timeout 120 gdb -nx -iex "add-auto-load-safe-path $ROOT" -batch -ex 'apropos lx-' "$ROOT/linux"
+
 echo "1..$n"
 echo "$pass passed, $fail failed, 0 skipped"
 rc=0

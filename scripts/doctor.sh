@@ -24,7 +24,7 @@ elif [ -f $tb ]; then ok "linux-source: $tb present (make tree unpacks it)"
 else bad "linux-source: $tb missing" "make deps"; fi
 
 # UML maps its physical memory from a file in $TMPDIR (or /dev/shm): it must allow exec.
-tmp=${TMPDIR:-/tmp}
+tmp=${TMPDIR:-/dev/shm}
 probe=$(mktemp "$tmp/mmlab-exec.XXXXXX" 2>/dev/null)
 if [ -n "$probe" ] && printf '#!/bin/sh\nexit 0\n' > "$probe" && chmod +x "$probe" && "$probe"; then
 	ok "TMPDIR $tmp allows exec (UML memory file)"

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmu_gather_counters: unmap anonymous memory of sizes that cross the
+ * mmu_gather's boundaries (the 8-page on-stack bundle, one ~510-page batch,
+ * the MAX_GATHER_BATCH_COUNT cap) with munmap() and MADV_DONTNEED, and check
+ * that the CONFIG_DEBUG_MMU_GATHER counters in /proc/vmstat move exactly as
+ * a model of the batching predicts; then again with fail_mmu_gather at
+ * 100 %, where a flush must come every 8 pages. The mmu_gather_flush
+ * tracepoint must agree with the counters and report the unmapped range;
+ * a process exiting with 64 MiB must free at least those pages; every page
+ * must come back and an unrelated mapping must keep its data.
+ */
+#include <fcntl.h>
+#include <sys/wait.h>
+#include "mmlab.h"
+
+/* include/asm-generic/tlb.h for 4 KiB pages on 64-bit */
+#define BUNDLE		8
+#define BATCH		((4096 - 16) / 8)	/* MAX_GATHER_BATCH = 510 */
+#define BATCH_COUNT	(10000 / BATCH)		/* MAX_GATHER_BATCH_COUNT = 19 */
+
+enum { ALLOC, FAIL, LIMIT, FLUSH, FREED, NR_EV };
+static const char *const ev_names[NR_EV] = {
+	"mmu_gather_batch_alloc", "mmu_gather_batch_alloc_fail",
+	"mmu_gather_batch_limit", "mmu_gather_flush", "mmu_gather_pages_freed",
+};
+
+#define TRACEFS	"/sys/kernel/tracing"
+#define FAILFS	"/sys/kernel/debug/fail_mmu_gather"
+
+static int is_uml;
+
+/* Read the five counters without allocating (no heap activity). */
+static int read_events(long long ev[NR_EV])
+{
+	static char buf[32768];
+	ssize_t n, len = 0;
+	int fd = open("/proc/vmstat", O_RDONLY), i, found = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = 0;
+	for (i = 0; i < NR_EV; i++) {
+		char key[64];
+		char *p;
+
+		snprintf(key, sizeof(key), "\n%s ", ev_names[i]);
+		p = strstr(buf, key);
+		if (p) {
+			ev[i] = atoll(p + strlen(key));
+			found++;
+		}
+	}
+	return found == NR_EV ? 0 : -1;
+}
+
+/*
+ * The model: @pages go through one gather (the data pages, then on UML the
+ * page-table pages free_pgtables() adds). Batch pages are allocated when a
+ * batch fills, reused after a flush, and capped; a full chain or a failed
+ * allocation forces a flush of everything gathered so far.
+ */
+static void predict(long pages, int fail, long long ev[NR_EV])
+{
+	long nr[BATCH_COUNT + 1] = { 0 }, pending = 0;
+	int active = 0, chain = 0;	/* batches allocated after the bundle */
+
+	memset(ev, 0, sizeof(long long) * NR_EV);
+	for (long i = 0; i < pages; i++) {
+		int cap = active ? BATCH : BUNDLE, flush = 0;
+
+		nr[active]++;
+		pending++;
+		if (nr[active] < cap)
+			continue;
+		if (active < chain) {
+			active++;
+		} else if (chain == BATCH_COUNT) {
+			ev[LIMIT]++;
+			flush = 1;
+		} else if (fail) {
+			ev[FAIL]++;
+			flush = 1;
+		} else {
+			ev[ALLOC]++;
+			chain++;
+			active++;
+		}
+		if (flush) {
+			ev[FLUSH]++;
+			ev[FREED] += pending;
+			pending = 0;
+			memset(nr, 0, sizeof(nr));
+			active = 0;
+		}
+	}
+	if (pending) {
+		ev[FLUSH]++;
+		ev[FREED] += pending;
+	}
+}
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int set_failing(int on)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/%d/make-it-fail", getpid());
+	if (on)
+		return write_file(FAILFS "/task-filter", "Y") ||
+		       write_file(FAILFS "/interval", "1") ||
+		       write_file(FAILFS "/times", "-1") ||
+		       write_file(FAILFS "/verbose", "0") ||
+		       write_file(FAILFS "/probability", "100") ||
+		       write_file(self, "1");
+	return write_file(self, "0") || write_file(FAILFS "/probability", "0");
+}
+
+struct trace_sum { long events, pages; unsigned long lo, hi; int fullmm; };
+
+static int trace_on(void)
+{
+	return write_file(TRACEFS "/events/mmu_gather/mmu_gather_flush/enable", "1") ||
+	       write_file(TRACEFS "/trace", "");
+}
+
+static void trace_off(struct trace_sum *t)
+{
+	static char line[1024];
+	FILE *f;
+
+	write_file(TRACEFS "/events/mmu_gather/mmu_gather_flush/enable", "0");
+	memset(t, 0, sizeof(*t));
+	t->lo = ~0UL;
+	f = fopen(TRACEFS "/trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+		unsigned int nr;
+		int full;
+		char *p = strstr(line, "mmu_gather_flush:");
+
+		if (!p || sscanf(p, "mmu_gather_flush: mm=%*s range=%lx-%lx fullmm=%d freed_tables=%*d nr_pages=%u",
+				 &s, &e, &full, &nr) != 4)
+			continue;
+		t->events++;
+		t->pages += nr;
+		t->fullmm |= full;
+		if (s < t->lo)
+			t->lo = s;
+		if (e > t->hi)
+			t->hi = e;
+	}
+	if (f)
+		fclose(f);
+}
+
+static char *guard;	/* an unrelated mapping that must keep its data */
+#define GUARD_PAGES 64
+
+/*
+ * Map @npages at a 2 MiB boundary with a mapped page on each side, so that
+ * munmap() frees exactly the page tables of the whole 2 MiB blocks inside.
+ */
+static char *map_aligned(long npages, char **region, size_t *rlen)
+{
+	size_t len = (npages + 2 * 512 + 2) * MMLAB_PAGE;
+	char *r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p;
+
+	if (r == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	p = (char *)(((unsigned long)r + 512 * MMLAB_PAGE) & ~(512 * MMLAB_PAGE - 1));
+	/* neighbours stay mapped and populated */
+	p[-1] = 1;
+	p[npages * MMLAB_PAGE] = 1;
+	*region = r;
+	*rlen = len;
+	return p;
+}
+
+static void one_case(const char *how, long npages, int fail)
+{
+	long long before[NR_EV], after[NR_EV], want[NR_EV], got[NR_EV];
+	long tables = 0, free_before, free_after;
+	struct trace_sum t;
+	char *region, *p;
+	size_t rlen;
+	int i, bad = 0, traced;
+	const char *what = !strcmp(how, "munmap") ? "munmap" : "MADV_DONTNEED";
+
+	p = map_aligned(npages, &region, &rlen);
+	mmlab_fill(p, 0, npages, 7);
+	free_before = mmlab_meminfo("MemFree");
+	if (fail && set_failing(1))
+		ksft_exit_fail_msg("cannot enable fail_mmu_gather\n");
+	traced = !trace_on();
+	if (read_events(before))
+		ksft_exit_fail_msg("cannot read /proc/vmstat\n");
+	if (!strcmp(how, "munmap")) {
+		if (munmap(p, npages * MMLAB_PAGE))
+			ksft_exit_fail_msg("munmap: %s\n", strerror(errno));
+		/* UML frees page tables through the same gather (x86: RCU batch). */
+		if (is_uml)
+			tables = npages / 512;
+	} else if (madvise(p, npages * MMLAB_PAGE, MADV_DONTNEED)) {
+		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
+	}
+	read_events(after);
+	if (traced)
+		trace_off(&t);
+	if (fail)
+		set_failing(0);
+
+	predict(npages + tables, fail, want);
+	for (i = 0; i < NR_EV; i++) {
+		got[i] = after[i] - before[i];
+		if (got[i] != want[i])
+			bad++;
+	}
+	if (bad)
+		ksft_print_msg("got   alloc %lld fail %lld limit %lld flush %lld freed %lld\n",
+			       got[ALLOC], got[FAIL], got[LIMIT], got[FLUSH], got[FREED]);
+	ksft_print_msg("%s %ld pages%s: alloc %lld fail %lld limit %lld flush %lld freed %lld\n",
+		       what, npages, fail ? " (fail_mmu_gather 100%)" : "",
+		       want[ALLOC], want[FAIL], want[LIMIT], want[FLUSH], want[FREED]);
+	ksft_test_result(!bad, "%s %ld pages%s: counters match the model\n", what, npages,
+			 fail ? " with fail_mmu_gather" : "");
+
+	if (!traced) {
+		ksft_test_result_skip("%s %ld pages: no tracefs mmu_gather events\n", what, npages);
+	} else {
+		int ok = t.events == got[FLUSH] && t.pages == got[FREED] && !t.fullmm &&
+			 t.lo <= (unsigned long)p && t.hi >= (unsigned long)(p + npages * MMLAB_PAGE);
+
+		if (!ok)
+			ksft_print_msg("trace: %ld events, %ld pages, range %lx-%lx, fullmm %d; unmapped %p-%p\n",
+				       t.events, t.pages, t.lo, t.hi, t.fullmm, p,
+				       p + npages * MMLAB_PAGE);
+		ksft_test_result(ok, "%s %ld pages%s: tracepoint agrees (events, pages, range)\n",
+				 what, npages, fail ? " with fail_mmu_gather" : "");
+	}
+
+	if (strcmp(how, "munmap"))
+		ksft_test_result(!mmlab_check(p, 0, npages, 0, "after dontneed"),
+				 "%s %ld pages: pages read back as zero\n", what, npages);
+	munmap(region, rlen);
+	free_after = mmlab_meminfo("MemFree");
+	/* Small frees stay in the per-cpu lists, which MemFree does not count. */
+	if (npages >= 4096)
+		ksft_test_result(free_after >= free_before + npages * 4 - 2048,
+				 "%s %ld pages%s: MemFree came back (%ld -> %ld KiB)\n", what,
+				 npages, fail ? " with fail_mmu_gather" : "", free_before, free_after);
+	ksft_test_result(!mmlab_check(guard, 0, GUARD_PAGES, 3, "guard"),
+			 "%s %ld pages: unrelated mapping intact\n", what, npages);
+}
+
+static void exit_case(long npages, int fail)
+{
+	long long before[NR_EV], after[NR_EV];
+	long free_before, free_after;
+	int status, pipefd[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(pipefd))
+		ksft_exit_fail_msg("pipe\n");
+	if (fail && set_failing(1))
+		ksft_exit_fail_msg("cannot enable fail_mmu_gather\n");
+	pid = fork();
+	if (!pid) {
+		char *p = mmlab_map(npages);
+
+		mmlab_fill(p, 0, npages, 9);
+		if (write(pipefd[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	if (read(pipefd[0], &c, 1) != 1)
+		ksft_exit_fail_msg("child did not start\n");
+	free_before = mmlab_meminfo("MemFree");	/* the child holds its pages */
+	read_events(before);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	read_events(after);
+	if (fail)
+		set_failing(0);
+	free_after = mmlab_meminfo("MemFree");
+	close(pipefd[0]);
+	close(pipefd[1]);
+
+	long long freed = after[FREED] - before[FREED], flush = after[FLUSH] - before[FLUSH];
+
+	ksft_print_msg("exit with %ld pages%s: alloc %lld fail %lld limit %lld flush %lld freed %lld\n",
+		       npages, fail ? " (fail_mmu_gather 100%)" : "",
+		       after[ALLOC] - before[ALLOC], after[FAIL] - before[FAIL],
+		       after[LIMIT] - before[LIMIT], flush, freed);
+	/* The child also frees its stack, binary pages and page tables. */
+	ksft_test_result(freed >= npages && freed <= npages + 600 &&
+			 (!fail || flush >= npages / BUNDLE),
+			 "exit with %ld pages%s: freed %lld pages in %lld flushes\n", npages,
+			 fail ? " with fail_mmu_gather" : "", freed, flush);
+	/* Up to a few MiB may stay in the per-cpu free lists. */
+	ksft_test_result(free_after >= free_before + npages * 4 - 4096,
+			 "exit with %ld pages%s: its memory came back (MemFree %ld -> %ld KiB)\n", npages,
+			 fail ? " with fail_mmu_gather" : "", free_before, free_after);
+}
+
+static const long sizes[] = { 8, 9, 512, BUNDLE + BATCH, 16384 };	/* 32K .. 64M */
+
+int main(void)
+{
+	long long ev[NR_EV];
+	int fail, has_fail, plan = 0;
+	FILE *f;
+	char line[256];
+
+	ksft_print_header();
+	if (read_events(ev))
+		ksft_exit_skip("kernel built without CONFIG_DEBUG_MMU_GATHER (no mmu_gather_* in /proc/vmstat)\n");
+	has_fail = access(FAILFS "/probability", W_OK) == 0;
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "User Mode Linux"))
+			is_uml = 1;
+	if (f)
+		fclose(f);
+
+	for (fail = 0; fail < 2; fail++)
+		for (size_t i = 0; i < ARRAY_SIZE(sizes); i++)
+			plan += 2 * (3 + (sizes[i] >= 4096)) + 1;	/* munmap + dontneed */
+	plan += 2 * 2;
+	ksft_set_plan(plan);
+
+	guard = mmlab_map(GUARD_PAGES);
+	mmlab_fill(guard, 0, GUARD_PAGES, 3);
+
+	for (fail = 0; fail < 2; fail++) {
+		for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+			if (fail && !has_fail) {
+				int n = 2 * (3 + (sizes[i] >= 4096)) + 1;
+
+				while (n--)
+					ksft_test_result_skip("no %s (CONFIG_FAIL_MMU_GATHER off)\n", FAILFS);
+				continue;
+			}
+			one_case("munmap", sizes[i], fail);
+			one_case("dontneed", sizes[i], fail);
+		}
+		if (fail && !has_fail) {
+			ksft_test_result_skip("no %s (CONFIG_FAIL_MMU_GATHER off)\n", FAILFS);
+			ksft_test_result_skip("no %s (CONFIG_FAIL_MMU_GATHER off)\n", FAILFS);
+			continue;
+		}
+		exit_case(16384, fail);
+	}
+	ksft_finished();
+}

@@ -36,14 +36,19 @@ endef
 BOOT        = $(S)/boot.py uml --kernel $(UML_O)/linux --rootfs $(BUILD)/rootfs.img \
               --ksrc $(KSRC) --logdir $(LOGS) $(if $(filter 1,$(V)),--verbose)
 
+QBOOT       = $(S)/boot.py qemu --kernel $(X86_O)/arch/x86/boot/bzImage \
+              --initrd $(BUILD)/initramfs.cpio --ksrc $(KSRC) --logdir $(LOGS) \
+              $(if $(QEMU_TIMEOUT),--timeout $(QEMU_TIMEOUT)) $(if $(filter 1,$(V)),--verbose)
+
 TESTS      := $(basename $(notdir $(wildcard tests/*.c)))
 TEST_BINS  := $(addprefix $(BUILD)/tests/,$(TESTS))
-TEST_CFLAGS := -static -O2 -g -Wall -Wextra -I$(KSRC)/tools/testing/selftests -Itests
+TEST_CFLAGS := -static -pthread -O2 -g -Wall -Wextra -I$(KSRC)/tools/testing/selftests -Itests
 ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
 
 .NOTPARALLEL:
-.PHONY: all deps tree series series-refresh series-reset series-edits uml config-uml x86 config-x86 \
-        rootfs tests test test-uml test-host run doctor clean distclean help
+.PHONY: all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
+        rootfs tests test test-uml test-host run doctor clean distclean help \
+        initramfs qemu-verify qemu-run qemu-gdb
 
 all: deps uml rootfs
 	@$(MAKE) -s test-uml
@@ -52,15 +57,19 @@ help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
 
 ## make                 install packages, unpack + patch the tree, build UML + rootfs, boot the suite once
-## make test            the whole suite (host checks, UML guest suite + KUnit); CI runs this
+## make test            the whole suite (host checks, UML guest suite + KUnit, qemu-verify); CI runs this
 ## make test-uml        incremental UML rebuild + boot + guest suite (TIMEOUT=300, V=1 shows the console)
 ## make run             boot UML to an interactive shell (the image stays unmodified)
+## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
+## make qemu-run        the x86_64 guest with an interactive shell
+## make qemu-gdb        QEMU -s -S (nokaslr) with gdb attached, lx-* helpers loaded (WORKLOAD=name)
 ## make deps            apt-get install what the build needs
 ## make tree            unpack /usr/src/linux-source-6.1.tar.xz to build/src (KSRC=/path: your 6.1 tree)
 ## make series          apply patches/series (re-applied when a patch or the series changed)
 ## make series-refresh  turn local edits in the tree into the top patch of the series
 ## make series-reset    discard local edits in the tree (back to pristine + series)
 ## make series-edits    list local edits in the tree
+## make series-check    checkpatch --strict, every prefix builds (UML), 0 bytes with the options off
 ## make config-uml      build/uml/.config = ARCH=um defconfig + uml-config, validated
 ## make uml             build the UML kernel; ./linux links to it
 ## make x86               build x86_64 (bzImage) from the same tree in build/x86 (config: qemu-config)
@@ -82,6 +91,9 @@ series-refresh: tree
 
 series-reset: tree
 	@$(S)/series.sh reset $(KSRC) $(GITDIR)
+
+series-check: series
+	@$(S)/series-check.sh $(KSRC) $(GITDIR) $(ROOT)/patches $(BUILD)/check $(ROOT)/uml-config
 
 series-edits: tree
 	@$(S)/series.sh edits $(KSRC) $(GITDIR)
@@ -121,6 +133,20 @@ $(BUILD)/rootfs.img: $(ROOTFS_IN) $(TEST_BINS)
 rootfs: $(BUILD)/rootfs.img
 	@ln -sfn build/rootfs.img rootfs.img
 
+$(BUILD)/initramfs.cpio: $(BUILD)/rootfs.img $(S)/mkinitramfs.sh
+	@$(S)/mkinitramfs.sh $(BUILD)/stage $@ $(KSRC) $(BUILD)/tools
+
+initramfs: tree $(BUILD)/initramfs.cpio
+
+qemu-verify: x86 initramfs
+	@$(QBOOT) --name qemu-verify
+
+qemu-run: x86 initramfs
+	@$(QBOOT) --interactive --mode shell
+
+qemu-gdb: x86 initramfs
+	@$(S)/qemu-gdb.sh "$(QBOOT)" $(X86_O) $(ROOT) $(WORKLOAD)
+
 test-uml: uml rootfs
 	@$(BOOT) --name test-uml --timeout $(TIMEOUT)
 
@@ -131,13 +157,14 @@ test-host: uml rootfs
 	@tests/host/run.sh $(LOGS)
 
 test: deps
-	@$(S)/test-all.sh $(LOGS) test-host test-uml
+	@$(S)/test-all.sh $(LOGS) test-uml qemu-verify test-host
 
 doctor:
 	@$(S)/doctor.sh $(KSRC)
 
 clean:
-	rm -rf $(UML_O) $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img $(LOGS) linux rootfs.img linux-gdb.py
+	rm -rf $(UML_O) $(X86_O) $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img \
+	       $(BUILD)/initramfs.cpio $(BUILD)/tools $(LOGS) linux rootfs.img linux-gdb.py
 
 distclean:
 	rm -rf $(BUILD) linux rootfs.img linux-gdb.py

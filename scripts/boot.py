@@ -22,6 +22,7 @@ SPLAT = re.compile(r'Kernel panic|Oops[:\s]|BUG:|kernel BUG at|WARNING:|KASAN:|U
                    r'INFO: task .* blocked|general protection fault|Bad page (state|map)|'
                    r'Unable to handle kernel')
 BEGIN, END = 'mmlab: ktap begin', 'mmlab: ktap end'
+KVM_PROBE_S = 8
 TOP_RESULT = re.compile(r'^(not ok|ok) \d+ ')
 
 
@@ -46,6 +47,72 @@ def uml_command(a):
     if not a.interactive:
         cmd += ['con=null', 'ssl=null', 'con0=null,fd:1']
     return cmd + a.append
+
+
+def kvm_works(kernel):
+    """A short KVM boot: does the guest kernel print anything within seconds?
+
+    On some hosts /dev/kvm opens, yet a KVM guest hangs after SeaBIOS
+    ("Booting from ROM..."); only a real boot tells.
+    """
+    if not (os.access('/dev/kvm', os.R_OK | os.W_OK)):
+        return False, '/dev/kvm is not usable'
+    cmd = ['qemu-system-x86_64', '-accel', 'kvm', '-m', '256M', '-nographic', '-no-reboot',
+           '-kernel', kernel, '-append', 'console=ttyS0 earlyprintk=serial panic=-1 mmlab.mode=hang']
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as e:
+        return False, str(e)
+    os.set_blocking(proc.stdout.fileno(), False)
+    out = b''
+    while time.monotonic() - t0 < KVM_PROBE_S and proc.poll() is None:
+        time.sleep(0.2)
+        out += proc.stdout.read() or b''
+        if b'Linux version' in out:
+            break
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+    if b'Linux version' in out:
+        return True, f'guest kernel printed within {time.monotonic() - t0:.1f}s'
+    tail = out.decode('utf-8', 'replace').strip().splitlines()[-1:] or ['nothing']
+    return False, f'no kernel output in {KVM_PROBE_S}s under KVM (last: {tail[0][:60]!r})'
+
+
+def qemu_command(a):
+    for path, fix in ((a.kernel, 'make x86'), (a.initrd, 'make initramfs')):
+        if not os.path.exists(path):
+            fail_setup(f'{path} is missing', fix)
+    if not shutil.which('qemu-system-x86_64'):
+        fail_setup('qemu-system-x86_64 is missing', 'make deps')
+    accel = os.environ.get('QEMU_ACCEL', 'auto')
+    if accel not in ('auto', 'kvm', 'tcg'):
+        fail_setup(f'QEMU_ACCEL={accel}', 'QEMU_ACCEL=kvm, tcg or unset (probe)')
+    if accel == 'auto':
+        ok, why = kvm_works(a.kernel)
+        accel = 'kvm' if ok else 'tcg'
+        say(f'accelerator: {accel} (probe: {why})')
+    else:
+        say(f'accelerator: {accel} (forced by QEMU_ACCEL)')
+    cmd = ['qemu-system-x86_64', '-accel', accel, '-smp', str(a.smp), '-m', a.mem,
+           '-nographic', '-no-reboot', '-kernel', a.kernel, '-initrd', a.initrd]
+    if accel == 'tcg':
+        # One host thread for all vCPUs: with multi-threaded TCG, a vCPU
+        # ran a stale int3 that text_poke_bp() had already removed (static
+        # key flip when a trace event was enabled): "int3: 0000 [#1]" in
+        # __schedule, seen with QEMU 7.2. The guest still has 2 CPUs, IPIs
+        # and per-CPU TLBs; they just do not run at the same instant.
+        cmd[cmd.index('-accel') + 1] = 'tcg,thread=single'
+        cmd += ['-cpu', 'max']
+    append = ['console=ttyS0', 'panic=-1', f'mmlab.mode={a.mode}'] + a.append
+    if a.gdb:
+        cmd += ['-s', '-S']
+        append.append('nokaslr')
+    return cmd + ['-append', ' '.join(append)], accel
 
 
 def parse_ktap(ksrc, ktap_path, json_path):
@@ -74,15 +141,19 @@ def parse_ktap(ksrc, ktap_path, json_path):
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('target', choices=['uml'])
+    p.add_argument('target', choices=['uml', 'qemu'])
     p.add_argument('--kernel', required=True)
-    p.add_argument('--rootfs', required=True)
+    p.add_argument('--rootfs', help='UML: the ext4 image')
+    p.add_argument('--initrd', help='QEMU: the initramfs')
+    p.add_argument('--smp', type=int, default=2, help='QEMU: vCPUs')
+    p.add_argument('--gdb', action='store_true', help='QEMU: -s -S, nokaslr')
     p.add_argument('--ksrc', required=True, help='kernel tree (for kunit.py)')
     p.add_argument('--logdir', required=True)
     p.add_argument('--name', default=None, help='log name (default: target)')
     p.add_argument('--mode', default='test', help='mmlab.mode= for the guest')
-    p.add_argument('--mem', default='384M')
-    p.add_argument('--timeout', type=int, default=300)
+    p.add_argument('--mem', default=None, help='guest memory (UML 384M, QEMU 1G)')
+    p.add_argument('--timeout', type=int, default=None,
+                   help='seconds (default UML 300, QEMU 300 under KVM, 1200 under TCG)')
     p.add_argument('--interactive', action='store_true')
     p.add_argument('--verbose', action='store_true', help='echo the console')
     p.add_argument('--append', action='append', default=[], metavar='PARAM',
@@ -90,7 +161,15 @@ def main():
     a = p.parse_args()
     name = a.name or a.target
 
-    cmd = uml_command(a)
+    accel = None
+    if a.target == 'uml':
+        a.mem = a.mem or '384M'
+        cmd = uml_command(a)
+    else:
+        a.mem = a.mem or '1G'
+        cmd, accel = qemu_command(a)
+    if a.timeout is None:
+        a.timeout = 1200 if accel == 'tcg' else 300
     if a.interactive:
         say('$ ' + ' '.join(cmd))
         os.execvp(cmd[0], cmd)
@@ -102,7 +181,8 @@ def main():
     if os.path.lexists(latest):
         os.unlink(latest)
     os.symlink(os.path.basename(log_path), latest)
-    say(f'booting {a.target} (mode {a.mode}, timeout {a.timeout}s), console: {latest}')
+    say(f'booting {a.target}{f" ({accel})" if accel else ""} (mode {a.mode}, '
+        f'timeout {a.timeout}s), console: {latest}')
 
     def no_core():
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -148,7 +228,8 @@ def main():
     except ProcessLookupError:
         pass
     elapsed = time.monotonic() - t0
-    say(f'guest ran {elapsed:.1f}s, exit status {proc.returncode}')
+    say(f'guest ran {elapsed:.1f}s{f" under {accel}" if accel else ""}, '
+        f'exit status {proc.returncode}')
 
     splats = [l for l in lines if SPLAT.search(l)]
     if BEGIN in lines:

@@ -18,6 +18,7 @@ command -v mkfs.ext4 > /dev/null || die "mkfs.ext4 is missing" "apt-get install 
 rm -rf "$STAGE"
 mkdir -p "$STAGE"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,root,tests,mnt}
 cp -a "$ROOT/rootfs/." "$STAGE/"
+ln -s sbin/init "$STAGE/init"	# the initramfs (QEMU) starts /init
 cp $BUSYBOX "$STAGE/bin/busybox"
 for applet in $($BUSYBOX --list-full); do
 	[ -e "$STAGE/$applet" ] || ln -s /bin/busybox "$STAGE/$applet"

@@ -27,6 +27,16 @@ static inline uint64_t mmlab_word(uint64_t seed, size_t pg, size_t w)
 	return (seed << 40) ^ ((uint64_t)pg << 12) ^ w ^ 0x5a5a000000000000ULL;
 }
 
+/*
+ * A skipped test case that keeps its name: kselftest.h's skip line has
+ * none ("ok N # SKIP why"), which KTAP parsers cannot attribute.
+ */
+static inline void mmlab_skip(const char *name, const char *why)
+{
+	ksft_inc_xskip_cnt();
+	printf("ok %u %s # SKIP %s\n", ksft_test_num(), name, why);
+}
+
 static inline void mmlab_fill(void *base, size_t first, size_t npages, uint64_t seed)
 {
 	for (size_t pg = first; pg < first + npages; pg++) {
@@ -115,6 +125,24 @@ static inline long mmlab_meminfo(const char *field)
 	}
 	fclose(f);
 	return val;
+}
+
+/*
+ * Free memory in KiB, including the pages waiting in the per-cpu free lists
+ * (MemFree leaves those out, and a large free can park many MiB there).
+ */
+static inline long mmlab_free_kib(void)
+{
+	char line[256];
+	long pcp = 0, n;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, " count: %ld", &n) == 1)
+			pcp += n;
+	if (f)
+		fclose(f);
+	return mmlab_meminfo("MemFree") + pcp * (long)(MMLAB_PAGE / 1024);
 }
 
 /* A counter of /proc/vmstat, or -1 when the kernel has no such counter. */

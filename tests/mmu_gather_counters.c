@@ -28,8 +28,6 @@ static const char *const ev_names[NR_EV] = {
 #define TRACEFS	"/sys/kernel/tracing"
 #define FAILFS	"/sys/kernel/debug/fail_mmu_gather"
 
-static int is_uml;
-
 /* Read the five counters without allocating (no heap activity). */
 static int read_events(long long ev[NR_EV])
 {
@@ -203,7 +201,7 @@ static void one_case(const char *how, long npages, int fail)
 
 	p = map_aligned(npages, &region, &rlen);
 	mmlab_fill(p, 0, npages, 7);
-	free_before = mmlab_meminfo("MemFree");
+	free_before = mmlab_free_kib();
 	if (fail && set_failing(1))
 		ksft_exit_fail_msg("cannot enable fail_mmu_gather\n");
 	traced = !trace_on();
@@ -212,9 +210,11 @@ static void one_case(const char *how, long npages, int fail)
 	if (!strcmp(how, "munmap")) {
 		if (munmap(p, npages * MMLAB_PAGE))
 			ksft_exit_fail_msg("munmap: %s\n", strerror(errno));
-		/* UML frees page tables through the same gather (x86: RCU batch). */
-		if (is_uml)
-			tables = npages / 512;
+		/*
+		 * free_pgtables() hands the PTE pages of the whole 2 MiB blocks
+		 * to the same gather (UML and x86 alike).
+		 */
+		tables = npages / 512;
 	} else if (madvise(p, npages * MMLAB_PAGE, MADV_DONTNEED)) {
 		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
 	}
@@ -240,7 +240,10 @@ static void one_case(const char *how, long npages, int fail)
 			 fail ? " with fail_mmu_gather" : "");
 
 	if (!traced) {
-		ksft_test_result_skip("%s %ld pages: no tracefs mmu_gather events\n", what, npages);
+		char name[96];
+
+		snprintf(name, sizeof(name), "%s %ld pages: tracepoint agrees", what, npages);
+		mmlab_skip(name, "no tracefs mmu_gather events");
 	} else {
 		int ok = t.events == got[FLUSH] && t.pages == got[FREED] && !t.fullmm &&
 			 t.lo <= (unsigned long)p && t.hi >= (unsigned long)(p + npages * MMLAB_PAGE);
@@ -257,11 +260,10 @@ static void one_case(const char *how, long npages, int fail)
 		ksft_test_result(!mmlab_check(p, 0, npages, 0, "after dontneed"),
 				 "%s %ld pages: pages read back as zero\n", what, npages);
 	munmap(region, rlen);
-	free_after = mmlab_meminfo("MemFree");
-	/* Small frees stay in the per-cpu lists, which MemFree does not count. */
+	free_after = mmlab_free_kib();
 	if (npages >= 4096)
 		ksft_test_result(free_after >= free_before + npages * 4 - 2048,
-				 "%s %ld pages%s: MemFree came back (%ld -> %ld KiB)\n", what,
+				 "%s %ld pages%s: memory came back (free %ld -> %ld KiB)\n", what,
 				 npages, fail ? " with fail_mmu_gather" : "", free_before, free_after);
 	ksft_test_result(!mmlab_check(guard, 0, GUARD_PAGES, 3, "guard"),
 			 "%s %ld pages: unrelated mapping intact\n", what, npages);
@@ -291,14 +293,14 @@ static void exit_case(long npages, int fail)
 	}
 	if (read(pipefd[0], &c, 1) != 1)
 		ksft_exit_fail_msg("child did not start\n");
-	free_before = mmlab_meminfo("MemFree");	/* the child holds its pages */
+	free_before = mmlab_free_kib();	/* the child holds its pages */
 	read_events(before);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	read_events(after);
 	if (fail)
 		set_failing(0);
-	free_after = mmlab_meminfo("MemFree");
+	free_after = mmlab_free_kib();
 	close(pipefd[0]);
 	close(pipefd[1]);
 
@@ -313,9 +315,8 @@ static void exit_case(long npages, int fail)
 			 (!fail || flush >= npages / BUNDLE),
 			 "exit with %ld pages%s: freed %lld pages in %lld flushes\n", npages,
 			 fail ? " with fail_mmu_gather" : "", freed, flush);
-	/* Up to a few MiB may stay in the per-cpu free lists. */
-	ksft_test_result(free_after >= free_before + npages * 4 - 4096,
-			 "exit with %ld pages%s: its memory came back (MemFree %ld -> %ld KiB)\n", npages,
+	ksft_test_result(free_after >= free_before + npages * 4 - 2048,
+			 "exit with %ld pages%s: its memory came back (free %ld -> %ld KiB)\n", npages,
 			 fail ? " with fail_mmu_gather" : "", free_before, free_after);
 }
 
@@ -325,20 +326,11 @@ int main(void)
 {
 	long long ev[NR_EV];
 	int fail, has_fail, plan = 0;
-	FILE *f;
-	char line[256];
 
 	ksft_print_header();
 	if (read_events(ev))
 		ksft_exit_skip("kernel built without CONFIG_DEBUG_MMU_GATHER (no mmu_gather_* in /proc/vmstat)\n");
 	has_fail = access(FAILFS "/probability", W_OK) == 0;
-	f = fopen("/proc/cpuinfo", "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "User Mode Linux"))
-			is_uml = 1;
-	if (f)
-		fclose(f);
-
 	for (fail = 0; fail < 2; fail++)
 		for (size_t i = 0; i < ARRAY_SIZE(sizes); i++)
 			plan += 2 * (3 + (sizes[i] >= 4096)) + 1;	/* munmap + dontneed */
@@ -354,15 +346,15 @@ int main(void)
 				int n = 2 * (3 + (sizes[i] >= 4096)) + 1;
 
 				while (n--)
-					ksft_test_result_skip("no %s (CONFIG_FAIL_MMU_GATHER off)\n", FAILFS);
+					mmlab_skip("fail_mmu_gather case", "no " FAILFS " (CONFIG_FAIL_MMU_GATHER off)");
 				continue;
 			}
 			one_case("munmap", sizes[i], fail);
 			one_case("dontneed", sizes[i], fail);
 		}
 		if (fail && !has_fail) {
-			ksft_test_result_skip("no %s (CONFIG_FAIL_MMU_GATHER off)\n", FAILFS);
-			ksft_test_result_skip("no %s (CONFIG_FAIL_MMU_GATHER off)\n", FAILFS);
+			mmlab_skip("exit with fail_mmu_gather", "no " FAILFS " (CONFIG_FAIL_MMU_GATHER off)");
+			mmlab_skip("exit with fail_mmu_gather", "no " FAILFS " (CONFIG_FAIL_MMU_GATHER off)");
 			continue;
 		}
 		exit_case(16384, fail);

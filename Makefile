@@ -48,7 +48,7 @@ ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
 .NOTPARALLEL:
 .PHONY: all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
         rootfs tests test test-uml test-host run doctor clean distclean help \
-        initramfs qemu-verify qemu-run qemu-gdb
+        initramfs qemu-verify qemu-run qemu-gdb gdb
 
 all: deps uml rootfs
 	@$(MAKE) -s test-uml
@@ -58,11 +58,12 @@ help:
 
 ## make                 install packages, unpack + patch the tree, build UML + rootfs, boot the suite once
 ## make test            the whole suite (host checks, UML guest suite + KUnit, qemu-verify); CI runs this
-## make test-uml        incremental UML rebuild + boot + guest suite (TIMEOUT=300, V=1 shows the console)
+## make test-uml        incremental UML rebuild + boot + guest suite (T=a,b only those tests; TIMEOUT=300; V=1 console)
 ## make run             boot UML to an interactive shell (the image stays unmodified)
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
 ## make qemu-run        the x86_64 guest with an interactive shell
 ## make qemu-gdb        QEMU -s -S (nokaslr) with gdb attached, lx-* helpers loaded (WORKLOAD=name)
+## make gdb             UML under gdb with the MM helpers (WORKLOAD=munmap: boot into that test)
 ## make deps            apt-get install what the build needs
 ## make tree            unpack /usr/src/linux-source-6.1.tar.xz to build/src (KSRC=/path: your 6.1 tree)
 ## make series          apply patches/series (re-applied when a patch or the series changed)
@@ -139,7 +140,7 @@ $(BUILD)/initramfs.cpio: $(BUILD)/rootfs.img $(S)/mkinitramfs.sh
 initramfs: tree $(BUILD)/initramfs.cpio
 
 qemu-verify: x86 initramfs
-	@$(QBOOT) --name qemu-verify
+	@$(QBOOT) --name qemu-verify --mode $(if $(T),$(T),test)
 
 qemu-run: x86 initramfs
 	@$(QBOOT) --interactive --mode shell
@@ -148,10 +149,16 @@ qemu-gdb: x86 initramfs
 	@$(S)/qemu-gdb.sh "$(QBOOT)" $(X86_O) $(ROOT) $(WORKLOAD)
 
 test-uml: uml rootfs
-	@$(BOOT) --name test-uml --timeout $(TIMEOUT)
+	@$(BOOT) --name test-uml --timeout $(TIMEOUT) --mode $(if $(T),$(T),test)
 
 run: uml rootfs
 	@$(BOOT) --interactive --mode shell
+
+# UML under gdb, booted into WORKLOAD (a test binary, e.g. munmap) or a shell.
+gdb: uml rootfs
+	@echo "mmlab: UML under gdb (mmlab.mode=$(or $(WORKLOAD),shell)); 'run' boots, Ctrl-C stops, mm-break gather COMM"
+	@gdb -iex "add-auto-load-safe-path $(ROOT)" -x gdb-scripts/uml.gdb \
+	    --args ./linux ubd0r=build/rootfs.img mem=384M mmlab.mode=$(or $(WORKLOAD),shell)
 
 test-host: uml rootfs
 	@tests/host/run.sh $(LOGS)

@@ -131,6 +131,35 @@ fi
 check "gdb ./linux auto-loads the lx-* helpers" 0 '^lx-dmesg' \
 	timeout 120 gdb -nx -iex "add-auto-load-safe-path $ROOT" -batch -ex 'apropos lx-' "$ROOT/linux"
 
+# --- gdb batch: the mmlab helpers agree with what the guest saw ------------
+# The munmap workload prints its address, the pfn /proc/self/pagemap gives
+# and its child's pid; gdb stops at its munmap() and in that munmap's
+# tlb_flush_mmu(). Every number below comes from the guest, not from gdb.
+gdblog=$TMP/gdb-batch.log
+(cd "$ROOT" && timeout 300 gdb -batch -nx -iex "add-auto-load-safe-path $ROOT" \
+	-x gdb-scripts/uml.gdb -x tests/host/gdb_batch.py --args ./linux \
+	ubd0r=build/rootfs.img mem=384M con=null ssl=null con0=null,fd:1 mmlab.mode=munmap) \
+	> "$gdblog" 2>&1
+cp "$gdblog" "$LOGS/gdb-batch.log"
+info=$(grep -m1 -o 'gdb: addr=.*' "$gdblog")
+addr=$(echo "$info" | sed -n 's/.*addr=\(0x[0-9a-f]*\).*/\1/p')
+pfn=$(echo "$info" | sed -n 's/.*pfn=\(0x[0-9a-f]*\).*/\1/p')
+child=$(echo "$info" | sed -n 's/.*child=\([0-9]*\).*/\1/p')
+ok_if "gdb batch: the munmap workload ran under gdb (addr ${addr:-?}, pfn ${pfn:-?})" \
+	[ -n "$addr" -a -n "$pfn" -a -n "$child" ]
+ok_if "gdb batch: lx-pgwalk finds the pfn pagemap gave ($pfn)" \
+	grep -q -- "-> pfn $pfn, page" "$gdblog"
+ok_if "gdb batch: lx-anon-vma lists the forked child's VMA (munmap[$child])" \
+	grep -qE "^  vma 0x[0-9a-f]+ 0x[0-9a-f]+-0x[0-9a-f]+ mm 0x[0-9a-f]+ \(munmap\[$child\]\)" "$gdblog"
+ok_if "gdb batch: lx-mmu-gather shows the 600 pages in 8 + 510 + 82" bash -c "
+	grep -q '^  pages gathered: 600 in 3 batches' '$gdblog' &&
+	grep -q '^  batch_count 2$' '$gdblog' &&
+	grep -q 'batch 0 (local, on stack) 0x[0-9a-f]*: nr 8/8\$' '$gdblog' &&
+	grep -q 'batch 1 (page) 0x[0-9a-f]*: nr 510/510\$' '$gdblog' &&
+	grep -q 'batch 2 (page) 0x[0-9a-f]*: nr 82/510 <- active' '$gdblog' &&
+	grep -q 'first page 0x[0-9a-f]*: pfn $pfn ' '$gdblog'"
+[ $fail = 0 ] || sed 's/^/# /' "$gdblog" | grep -A12 '^# ===' | head -40
+
 echo "1..$n"
 echo "$pass passed, $fail failed, $skip skipped"
 rc=0

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Shared helpers of the mmlab gdb commands: architecture, current task,
+struct page decoding, container_of and rbtree walks. Works on UML (3-level
+page tables, mem_map) and x86_64 (4/5-level, vmemmap_base)."""
+import gdb
+
+PAGE_SHIFT = 12
+PAGE_MAPPING_ANON = 1
+
+
+def lookup(name):
+    sym = gdb.lookup_global_symbol(name) or gdb.lookup_static_symbol(name)
+    return sym.value() if sym else None
+
+
+def is_uml():
+    return gdb.lookup_global_symbol('uml_physmem') is not None
+
+
+def ulong(v):
+    return int(v.cast(gdb.lookup_type('unsigned long')))
+
+
+def has_field(value_or_type, name):
+    """Does the struct (or the struct pointed to) have field @name, also
+    inside anonymous members (6.1's mm_struct keeps its fields in one)?"""
+    t = value_or_type.type if isinstance(value_or_type, gdb.Value) else value_or_type
+    t = t.strip_typedefs()
+    if t.code == gdb.TYPE_CODE_PTR:
+        t = t.target().strip_typedefs()
+    for f in t.fields():
+        if f.name == name:
+            return True
+        if f.name is None and f.type.strip_typedefs().code in (gdb.TYPE_CODE_STRUCT,
+                                                              gdb.TYPE_CODE_UNION):
+            if has_field(f.type, name):
+                return True
+    return False
+
+
+def container_of(ptr, typename, member):
+    t = gdb.lookup_type(typename)
+    offset = next(f.bitpos // 8 for f in t.fields() if f.name == member)
+    return gdb.Value(ulong(ptr) - offset).cast(t.pointer())
+
+
+def rb_inorder(node):
+    """Yield the nodes of an rbtree (struct rb_node *) in order."""
+    stack = []
+    while stack or ulong(node):
+        while ulong(node):
+            stack.append(node)
+            node = node['rb_left']
+        node = stack.pop()
+        yield node
+        node = node['rb_right']
+
+
+def thread_size():
+    return int(lookup('init_stack').type.sizeof)
+
+
+def current_task():
+    """The running task. x86: the per-cpu current_task; UML keeps it in the
+    thread_info at the bottom of the kernel stack."""
+    if is_uml():
+        sp = ulong(gdb.parse_and_eval('$sp'))
+        ti = gdb.Value(sp & ~(thread_size() - 1)).cast(
+            gdb.lookup_type('struct thread_info').pointer())
+        return ti['task']
+    return gdb.parse_and_eval('$lx_current()').address
+
+
+def page_type():
+    return gdb.lookup_type('struct page')
+
+
+def pfn_to_page(pfn):
+    if is_uml():
+        return lookup('mem_map') + pfn
+    base = ulong(lookup('vmemmap_base'))
+    return gdb.Value(base + pfn * page_type().sizeof).cast(page_type().pointer())
+
+
+def page_to_pfn(page):
+    if is_uml():
+        return (ulong(page) - ulong(lookup('mem_map'))) // page_type().sizeof
+    return (ulong(page) - ulong(lookup('vmemmap_base'))) // page_type().sizeof
+
+
+def phys_to_virt(phys):
+    if is_uml():
+        return ulong(lookup('uml_physmem')) + phys
+    return ulong(lookup('page_offset_base')) + phys
+
+
+def describe_page(page):
+    """pfn, flags, anon/file, refcount and mapcount of a struct page *."""
+    mapping = ulong(page['mapping'])
+    kind = 'anon' if mapping & PAGE_MAPPING_ANON else ('file' if mapping else 'none')
+    return ('pfn %#x flags %#x %s refcount %d mapcount %d' %
+            (page_to_pfn(page), ulong(page['flags']), kind,
+             int(page['_refcount']['counter']), int(page['_mapcount']['counter']) + 1))
+
+
+def task_of_mm(mm):
+    """'comm[pid]' of the mm's owner when the kernel records it."""
+    if has_field(mm, 'owner') and ulong(mm['owner']):
+        t = mm['owner']
+        return '%s[%d]' % (t['comm'].string(), int(t['pid']))
+    return '?'
+
+
+class MmCurrent(gdb.Function):
+    """$mm_current(): the running task (works on UML, where $lx_current() does not)."""
+
+    def __init__(self):
+        super().__init__('mm_current')
+
+    def invoke(self):
+        return current_task()
+
+
+MmCurrent()

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """lx-anon-vma: an anon_vma, its lock and every VMA on its interval tree."""
 import gdb
-from mm_common import ulong, container_of, rb_inorder, task_of_mm, PAGE_MAPPING_ANON
+from mm_common import (register_summary_printer, ulong, container_of, rb_inorder,
+                       task_of_mm, PAGE_MAPPING_ANON)
 
 
 def to_anon_vma(val):
@@ -57,20 +58,5 @@ num_active_vmas, and every VMA on its interval tree with its mm and range."""
             gdb.write(line + '\n')
 
 
-class AnonVmaPrinter:
-    def __init__(self, val):
-        self.val = val
-
-    def to_string(self):
-        return '\n'.join(anon_vma_lines(self.val.address))
-
-
-def lookup_printer(val):
-    t = val.type.strip_typedefs()
-    if t.code == gdb.TYPE_CODE_STRUCT and t.tag == 'anon_vma' and val.address is not None:
-        return AnonVmaPrinter(val)
-    return None
-
-
 LxAnonVma()
-gdb.pretty_printers.append(lookup_printer)
+register_summary_printer('anon_vma', anon_vma_lines)

@@ -122,3 +122,23 @@ class MmCurrent(gdb.Function):
 
 
 MmCurrent()
+
+
+class SummaryPrinter:
+    """Pretty-printer showing a struct through a helper's report lines."""
+
+    def __init__(self, lines_of, val):
+        self.lines_of, self.val = lines_of, val
+
+    def to_string(self):
+        return '\n'.join(self.lines_of(self.val.address))
+
+
+def register_summary_printer(tag, lines_of):
+    """`p *x` for struct @tag prints lines_of(&x) instead of raw fields."""
+    def lookup(val):
+        t = val.type.strip_typedefs()
+        if t.code == gdb.TYPE_CODE_STRUCT and t.tag == tag and val.address is not None:
+            return SummaryPrinter(lines_of, val)
+        return None
+    gdb.pretty_printers.append(lookup)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """lx-mmu-gather: a struct mmu_gather, its flags and its chain of batches."""
 import gdb
-from mm_common import ulong, has_field, describe_page, task_of_mm
+from mm_common import (register_summary_printer, ulong, has_field, describe_page,
+                       task_of_mm)
 
 FLAGS = ('fullmm', 'need_flush_all', 'freed_tables', 'cleared_ptes',
          'cleared_pmds', 'cleared_puds', 'cleared_p4ds', 'unshared_tables')
@@ -64,22 +65,5 @@ and the first and last page: pfn, flags, anon/file, refcount, mapcount."""
             gdb.write(line + '\n')
 
 
-class MmuGatherPrinter:
-    """p *tlb: the lx-mmu-gather summary instead of raw fields."""
-
-    def __init__(self, val):
-        self.val = val
-
-    def to_string(self):
-        return '\n'.join(gather_lines(self.val.address))
-
-
-def lookup_printer(val):
-    t = val.type.strip_typedefs()
-    if t.code == gdb.TYPE_CODE_STRUCT and t.tag == 'mmu_gather' and val.address is not None:
-        return MmuGatherPrinter(val)
-    return None
-
-
 LxMmuGather()
-gdb.pretty_printers.append(lookup_printer)
+register_summary_printer('mmu_gather', gather_lines)

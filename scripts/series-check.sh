@@ -46,7 +46,7 @@ quilt pop -a -q > /dev/null 2>&1 || true
 
 # Options the series adds: everything in the fragment that stock lacks.
 opts=$(sed -n 's/^\(CONFIG_[A-Z0-9_]*\)=.*/\1/p' "$FRAGMENT" | while read -r o; do
-	grep -rqs "^config ${o#CONFIG_}\$" --include='Kconfig*' . || echo "$o"; done)
+	grep -rqsE "^(menu)?config ${o#CONFIG_}\$" --include='Kconfig*' . || echo "$o"; done)
 off=$CHECK/options-off.config
 if [ -n "$opts" ]; then
 	grep -v -F -f <(echo "$opts") "$FRAGMENT" > "$off" || true

@@ -7,6 +7,7 @@
 #define MMLAB_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -105,6 +106,18 @@ static inline int mmlab_probe(volatile char *addr, int write)
 	sigaction(SIGSEGV, &old_segv, NULL);
 	sigaction(SIGBUS, &old_bus, NULL);
 	return sig;
+}
+
+/* Write @val to a sysfs/debugfs/tracefs file (truncating it); 0 or -1. */
+static inline int mmlab_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok ? 0 : -1;
 }
 
 /* A field of /proc/meminfo in KiB, or -1. */

@@ -10,7 +10,6 @@
  * a process exiting with 64 MiB must free at least those pages; every page
  * must come back and an unrelated mapping must keep its data.
  */
-#include <fcntl.h>
 #include <sys/wait.h>
 #include "mmlab.h"
 
@@ -101,30 +100,19 @@ static void predict(long pages, int fail, long long ev[NR_EV])
 	}
 }
 
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 static int set_failing(int on)
 {
 	char self[64];
 
 	snprintf(self, sizeof(self), "/proc/%d/make-it-fail", getpid());
 	if (on)
-		return write_file(FAILFS "/task-filter", "Y") ||
-		       write_file(FAILFS "/interval", "1") ||
-		       write_file(FAILFS "/times", "-1") ||
-		       write_file(FAILFS "/verbose", "0") ||
-		       write_file(FAILFS "/probability", "100") ||
-		       write_file(self, "1");
-	return write_file(self, "0") || write_file(FAILFS "/probability", "0");
+		return mmlab_write_file(FAILFS "/task-filter", "Y") ||
+		       mmlab_write_file(FAILFS "/interval", "1") ||
+		       mmlab_write_file(FAILFS "/times", "-1") ||
+		       mmlab_write_file(FAILFS "/verbose", "0") ||
+		       mmlab_write_file(FAILFS "/probability", "100") ||
+		       mmlab_write_file(self, "1");
+	return mmlab_write_file(self, "0") || mmlab_write_file(FAILFS "/probability", "0");
 }
 
 struct trace_sum { long events, pages, foreign; unsigned long lo, hi; int fullmm; };
@@ -144,8 +132,8 @@ static int trace_pid(const char *line)
 
 static int trace_on(void)
 {
-	return write_file(TRACEFS "/events/mmu_gather/mmu_gather_flush/enable", "1") ||
-	       write_file(TRACEFS "/trace", "");
+	return mmlab_write_file(TRACEFS "/events/mmu_gather/mmu_gather_flush/enable", "1") ||
+	       mmlab_write_file(TRACEFS "/trace", "");
 }
 
 static void trace_off(struct trace_sum *t)
@@ -153,7 +141,7 @@ static void trace_off(struct trace_sum *t)
 	static char line[1024];
 	FILE *f;
 
-	write_file(TRACEFS "/events/mmu_gather/mmu_gather_flush/enable", "0");
+	mmlab_write_file(TRACEFS "/events/mmu_gather/mmu_gather_flush/enable", "0");
 	memset(t, 0, sizeof(*t));
 	t->lo = ~0UL;
 	f = fopen(TRACEFS "/trace", "r");

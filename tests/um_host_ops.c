@@ -6,22 +6,10 @@
  * tracepoint: the mprotect remaps the range read-only (and a write then
  * faults), the munmap is one merged host munmap, nothing else is issued.
  */
-#include <fcntl.h>
 #include "mmlab.h"
 
 #define EV	"/sys/kernel/tracing/events/um_tlb/um_fix_range"
 #define NPAGES	64
-
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
-	return ok ? 0 : -1;
-}
 
 struct ops { int events; unsigned int mmap, munmap, mprotect; };
 
@@ -34,11 +22,11 @@ static struct ops traced(void (*fn)(char *), char *p, unsigned long lo, unsigned
 	FILE *f;
 
 	snprintf(filter, sizeof(filter), "common_pid == %d", getpid());
-	if (write_file(EV "/filter", filter) || write_file("/sys/kernel/tracing/trace", "") ||
-	    write_file(EV "/enable", "1"))
+	if (mmlab_write_file(EV "/filter", filter) || mmlab_write_file("/sys/kernel/tracing/trace", "") ||
+	    mmlab_write_file(EV "/enable", "1"))
 		ksft_exit_fail_msg("cannot enable %s\n", EV);
 	fn(p);
-	write_file(EV "/enable", "0");
+	mmlab_write_file(EV "/enable", "0");
 	f = fopen("/sys/kernel/tracing/trace", "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		unsigned long s, e;
@@ -113,6 +101,6 @@ int main(void)
 			 !mmlab_check(p - MMLAB_PAGE, 0, 1, 1, "left") &&
 			 !mmlab_check(p - MMLAB_PAGE, NPAGES + 1, 1, 1, "right"),
 			 "range gone on the host, neighbours intact\n");
-	write_file(EV "/filter", "0");
+	mmlab_write_file(EV "/filter", "0");
 	ksft_finished();
 }

@@ -95,12 +95,26 @@ def phys_to_virt(phys):
 
 
 def describe_page(page):
-    """pfn, flags, anon/file, refcount and mapcount of a struct page *."""
+    """pfn, flags, anon/file, refcount and mapcount of a struct page *
+    (of its head page for a tail page of a compound page)."""
+    head = ulong(page['compound_head'])
+    if head & 1:
+        head_page = gdb.Value(head - 1).cast(page_type().pointer())
+        return 'pfn %#x, tail of head page %#x: %s' % (page_to_pfn(page), head - 1,
+                                                        describe_page(head_page))
     mapping = ulong(page['mapping'])
     kind = 'anon' if mapping & PAGE_MAPPING_ANON else ('file' if mapping else 'none')
-    return ('pfn %#x flags %#x %s refcount %d mapcount %d' %
+    text = ('pfn %#x flags %#x %s refcount %d mapcount %d' %
             (page_to_pfn(page), ulong(page['flags']), kind,
              int(page['_refcount']['counter']), int(page['_mapcount']['counter']) + 1))
+    try:
+        is_head = ulong(page['flags']) >> int(gdb.parse_and_eval('PG_head')) & 1
+        if is_head and has_field(page_type(), 'compound_mapcount'):
+            second = (page + 1).dereference()
+            text += ' (compound: PMD mapcount %d)' % (int(second['compound_mapcount']['counter']) + 1)
+    except gdb.error:
+        pass
+    return text
 
 
 def task_of_mm(mm):

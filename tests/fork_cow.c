@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include "mmlab.h"
 
-#define NPAGES	8192UL		/* 32 MiB */
+#define NPAGES	4096UL		/* 16 MiB */
 #define NCHILD	4
 
 enum { READER, WRITER, UNMAPPER, KILLED };
@@ -81,8 +81,8 @@ int main(void)
 			ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
 		if (kinds[i] == KILLED)
 			ksft_test_result(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
-					 "%s child died of SIGKILL holding 16 MiB of copies\n",
-					 names[i]);
+					 "%s child died of SIGKILL holding %lu MiB of copies\n",
+					 names[i], NPAGES / 2 * MMLAB_PAGE >> 20);
 		else
 			ksft_test_result(WIFEXITED(status) && !WEXITSTATUS(status),
 					 "%s child saw the parent's data and its own\n",
@@ -93,10 +93,10 @@ int main(void)
 			 "parent's %lu pages unchanged by the children\n", NPAGES);
 
 	free_after = mmlab_free_kib();
-	/* Children copied 2 x 16 MiB + 16 MiB: allow 8 MiB for caches/tables. */
+	/* Children copied 2 x 8 MiB + 8 MiB: allow 4 MiB for caches/tables. */
 	ksft_print_msg("free memory (with per-cpu lists) before fork %ld KiB, after the children exited %ld KiB\n",
 		       free_before, free_after);
-	ksft_test_result(free_after >= free_before - 8192,
+	ksft_test_result(free_after >= free_before - 4096,
 			 "memory copied by the children was freed at exit\n");
 
 	mmlab_fill(base, 0, NPAGES, 2);

@@ -48,7 +48,10 @@ def walk(addr, mm):
         phys = val & ADDR_MASK
         line = '  %-3s[%3d] @%#x = %#018x  %s' % (name, idx, entry_addr, val, decode(val))
         leaf = name == 'pte' or (not is_uml() and name in ('pmd', 'pud') and val & 0x80)
-        if not val or not (val & 1):
+        protnone = 0x010 if is_uml() else 0x100
+        if name == 'pte' and val and not val & 1 and val & protnone:
+            line += '  [PROT_NONE: present to the kernel, no access]'
+        elif not val or not (val & 1):
             lines.append(line + ('  (not present)' if val else '  (none)'))
             return lines, None
         if leaf:

@@ -120,12 +120,16 @@ def parse_ktap(ksrc, ktap_path, json_path):
     kunit = os.path.join(ksrc, 'tools/testing/kunit/kunit.py')
     if not os.path.exists(kunit):
         fail_setup(f'{kunit} is missing', 'make tree')
-    subprocess.run([sys.executable, kunit, 'parse', f'--json={json_path}', ktap_path],
-                   check=False)
+    if os.path.exists(json_path):
+        os.unlink(json_path)
+    # -B: no __pycache__ in the kernel tree (it would count as a local edit).
+    res = subprocess.run([sys.executable, '-B', kunit, 'parse', f'--json={json_path}',
+                          ktap_path], check=False)
     try:
         with open(json_path) as f:
             root = json.load(f)
     except (OSError, ValueError):
+        say(f'kunit.py parse failed (exit {res.returncode}): no results')
         return 0, 1, 0
     counts = [0, 0, 0]
 
@@ -135,6 +139,17 @@ def parse_ktap(ksrc, ktap_path, json_path):
         for sub in group.get('sub_groups', []):
             walk(sub)
     walk(root)
+    # kunit_json keeps only the leaves: a test that printed "ok" for every
+    # case and then crashed or timed out ("not ok N name") must still fail.
+    with open(ktap_path) as f:
+        for line in f:
+            m = re.match(r'not ok \d+ (\S+)', line)
+            if m and '# SKIP' not in line:
+                group = next((g for g in root.get('sub_groups', []) if g['name'] == m.group(1)),
+                             None)
+                if group is None or not any(c['status'] not in ('PASS', 'SKIP')
+                                            for c in group.get('test_cases', [])):
+                    counts[1] += 1
     return tuple(counts)
 
 
@@ -203,6 +218,16 @@ def main():
     signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(a.timeout)
 
+    def on_stop(signum, _):
+        # Ctrl-C, or CI stopping us: the guest must not outlive us.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGINT, on_stop)
+    signal.signal(signal.SIGTERM, on_stop)
+
     lines, in_ktap, first_line_t = [], False, None
     with open(log_path, 'w', errors='replace') as log:
         for raw in proc.stdout:
@@ -251,11 +276,13 @@ def main():
         say('the KTAP output stopped before its end marker')
         failed = max(failed, 1)
 
-    if timed_out:
-        rc, why = 124, f'timed out after {a.timeout}s (raise with TIMEOUT=)'
-    elif splats:
+    if splats:
         rc, why = 3, 'kernel splat in the console log:\n' + \
             '\n'.join('    ' + s for s in splats[:10])
+        if timed_out:
+            why += f'\n  and then it timed out after {a.timeout}s'
+    elif timed_out:
+        rc, why = 124, f'timed out after {a.timeout}s (raise with TIMEOUT=)'
     elif failed:
         rc, why = 1, 'test failures'
     else:

@@ -8,7 +8,8 @@ set -eu
 BOOT=$1 O=$2 ROOT=$3 WORKLOAD=${4:-shell}
 $BOOT --gdb --name qemu-gdb --mode "$WORKLOAD" --timeout 86400 > "$ROOT/build/logs/qemu-gdb.out" 2>&1 &
 qemu=$!
-trap 'kill $qemu 2>/dev/null; pkill -f "mmlab.mode=$WORKLOAD" 2>/dev/null || true' EXIT
+# boot.py kills its QEMU when it is stopped.
+trap 'kill $qemu 2>/dev/null || true' EXIT
 sleep 1
 say "guest console: tail -f $ROOT/build/logs/qemu-gdb.log (QEMU waits for gdb's 'continue')"
 extra=()

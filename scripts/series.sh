@@ -8,7 +8,7 @@
 # "pristine" and HEAD = pristine + the applied series. Anything else in the
 # tree is a local edit and is never thrown away.
 . "$(dirname "$0")/lib.sh"
-set -euo pipefail
+set -Eeuo pipefail	# -E: the ERR trap of refresh() also fires inside quilt()
 cmd=$1 SRC=$2 GITDIR=$3 PATCHES=${4:-}
 export GIT_DIR=$GITDIR GIT_WORK_TREE=$SRC
 export QUILT_PATCHES=patches QUILT_PC=.pc
@@ -27,7 +27,9 @@ series_sum() {
 # Files that differ from HEAD (modified, deleted or new), quilt's own excluded.
 edits() {
 	cd "$SRC"
-	{ git diff --name-only HEAD; git ls-files -o -x /.pc/ -x /patches; } | sort -u
+	# quilt's own state and Python byte code (kunit.py, gdb helpers) are not edits
+	{ git diff --name-only HEAD; git ls-files -o -x /.pc/ -x /patches -x __pycache__ -x '*.pyc'; } |
+		sort -u
 }
 
 commit_state() {

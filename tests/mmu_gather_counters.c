@@ -269,11 +269,20 @@ static void one_case(const char *how, long npages, int fail)
 		munmap(region, rlen);
 	}
 
-	predict(npages + tables, fail, want);
-	for (i = 0; i < NR_EV; i++) {
+	/*
+	 * x86 with KVM's paravirt TLB flush frees page tables through
+	 * tlb_remove_table() instead: then they are not in the page batches.
+	 */
+	for (i = 0; i < NR_EV; i++)
 		got[i] = after[i] - before[i];
-		if (got[i] != want[i])
-			bad++;
+	for (int t = 0; t < 2; t++) {
+		predict(npages + (t ? 0 : tables), fail, want);
+		bad = 0;
+		for (i = 0; i < NR_EV; i++)
+			if (got[i] != want[i])
+				bad++;
+		if (!bad || !tables)
+			break;
 	}
 	if (bad)
 		ksft_print_msg("got   alloc %lld fail %lld limit %lld flush %lld freed %lld\n",

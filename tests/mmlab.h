@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/types.h>
 
 #include "kselftest.h"
 
@@ -204,6 +205,78 @@ static inline int mmlab_vmas(const void *start, const void *end, char perms[][5]
 	}
 	fclose(f);
 	return n;
+}
+
+/* The /proc/self/pagemap entry of @addr (0 if unreadable). */
+static inline uint64_t mmlab_pagemap(const void *addr)
+{
+	uint64_t ent = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd >= 0 && pread(fd, &ent, sizeof(ent),
+			     (unsigned long)addr / MMLAB_PAGE * 8) != sizeof(ent))
+		ent = 0;
+	if (fd >= 0)
+		close(fd);
+	return ent;
+}
+
+#define MMLAB_PM_PRESENT	(1ULL << 63)
+#define MMLAB_PM_SWAPPED	(1ULL << 62)
+
+/* The PFN mapping @addr (needs root), or 0 when it is not present. */
+static inline uint64_t mmlab_pfn(const void *addr)
+{
+	uint64_t ent = mmlab_pagemap(addr);
+
+	return (ent & MMLAB_PM_PRESENT) ? ent & ((1ULL << 55) - 1) : 0;
+}
+
+/*
+ * Swap in guest memory: /dev/zram0 of @mib MiB, made and enabled with
+ * busybox. 0, or -1 with the reason in @why.
+ */
+static inline int mmlab_swap_on(int mib, char *why, size_t len)
+{
+	char cmd[16];
+
+	if (access("/sys/block/zram0/disksize", W_OK)) {
+		snprintf(why, len, "no /dev/zram0 (CONFIG_ZRAM)");
+		return -1;
+	}
+	snprintf(cmd, sizeof(cmd), "%dM", mib);
+	mmlab_write_file("/sys/block/zram0/reset", "1");
+	if (mmlab_write_file("/sys/block/zram0/disksize", cmd)) {
+		snprintf(why, len, "zram0 disksize %s: %s", cmd, strerror(errno));
+		return -1;
+	}
+	if (system("mkswap /dev/zram0 >/dev/null 2>&1 && swapon /dev/zram0")) {
+		snprintf(why, len, "mkswap/swapon /dev/zram0 failed");
+		return -1;
+	}
+	return 0;
+}
+
+/* swapoff (which reads every swapped page back in) and free the zram. */
+static inline int mmlab_swap_off(void)
+{
+	int rc = system("swapoff /dev/zram0");
+
+	mmlab_write_file("/sys/block/zram0/reset", "1");
+	return rc ? -1 : 0;
+}
+
+/* The pid in a tracefs "trace" line's "comm-pid [cpu]" prefix, or -1. */
+static inline int mmlab_trace_pid(const char *line)
+{
+	const char *cpu = strstr(line, " [");
+	const char *dash;
+
+	if (!cpu)
+		return -1;
+	for (dash = cpu; dash > line && *dash != '-'; dash--)
+		;
+	return *dash == '-' ? atoi(dash + 1) : -1;
 }
 
 static inline void *mmlab_map(size_t npages)

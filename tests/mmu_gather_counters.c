@@ -117,19 +117,6 @@ static int set_failing(int on)
 
 struct trace_sum { long events, pages, foreign; unsigned long lo, hi; int fullmm; };
 
-/* The pid in a trace line's "comm-pid [cpu]" prefix, or -1. */
-static int trace_pid(const char *line)
-{
-	const char *cpu = strstr(line, " [");
-	const char *dash;
-
-	if (!cpu)
-		return -1;
-	for (dash = cpu; dash > line && *dash != '-'; dash--)
-		;
-	return *dash == '-' ? atoi(dash + 1) : -1;
-}
-
 static int trace_on(void)
 {
 	return mmlab_write_file(TRACEFS "/events/mmu_gather/mmu_gather_flush/enable", "1") ||
@@ -154,7 +141,7 @@ static void trace_off(struct trace_sum *t)
 		if (!p || sscanf(p, "mmu_gather_flush: mm=%*s range=%lx-%lx fullmm=%d freed_tables=%*d nr_pages=%u",
 				 &s, &e, &full, &nr) != 4)
 			continue;
-		if (trace_pid(line) != getpid()) {
+		if (mmlab_trace_pid(line) != getpid()) {
 			t->foreign++;	/* another task unmapped meanwhile */
 			continue;
 		}

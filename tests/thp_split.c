@@ -1,51 +1,54 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * thp_split: transparent huge pages on x86 (UML has none): a write fault
- * in an aligned MADV_HUGEPAGE range maps a PMD-sized page; munmap() of one
- * 4 KiB page in it splits the PMD (thp_split_pmd) and every other byte
- * survives; a read fault maps the huge zero page, and the first write to it
- * splits that PMD too and reads back what was written.
+ * thp_split: PMD splits of transparent huge pages on x86 (UML has no THP).
+ *
+ * A write fault in an aligned MADV_HUGEPAGE range maps a 2 MiB page, a read
+ * fault maps the huge zero page (the same PFN for two ranges). Then each of
+ * mprotect() of one 4 KiB page, munmap() of it, mremap() of it elsewhere and
+ * a write fault to it must split the huge zero PMD at exactly that address:
+ * thp_split_pmd_zero and thp_split_pmd rise by one, the thp:split_huge_pmd
+ * tracepoint reports address, haddr and kind=huge-zero, the other pages stay
+ * mapped to the small zero page and read zero (the written one its data),
+ * and RSS grows by the written page
+ * only, never by 2 MiB. The same three splits of an anonymous THP with data
+ * report kind=anon, count in thp_split_pmd only and keep every byte; a write
+ * to that THP splits nothing.
  */
+#define _GNU_SOURCE
 #include "mmlab.h"
 
 #define HPAGE		(2UL << 20)
 #define HPAGE_PAGES	(HPAGE / MMLAB_PAGE)
+#define TRACEFS		"/sys/kernel/tracing"
+#define SPLIT_EVENT	TRACEFS "/events/thp/split_huge_pmd/enable"
+#define OFF		5		/* the page each operation names */
+#define SEED		5
 
-/* AnonHugePages (KiB) of the mapping containing @addr, from smaps. */
-static long anon_huge_kib(void *addr)
+enum op { MPROTECT, MUNMAP, MREMAP, WRITE, NR_OPS };
+static const char *const op_name[NR_OPS] = { "mprotect", "munmap", "mremap", "write fault" };
+
+/* Sum of smaps field @field (KiB) over the mappings overlapping [lo, hi). */
+static long smaps_kib(const char *field, const void *lo, const void *hi)
 {
-	char line[256];
-	long v = -1;
+	char line[256], key[64];
+	long v, sum = 0;
 	int in = 0;
 	FILE *f = fopen("/proc/self/smaps", "r");
 
+	snprintf(key, sizeof(key), "%s: %%ld", field);
 	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
+		unsigned long a, b;
 		char perms[5];
 
 		/* a mapping's header line; field lines never parse as 3 items */
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3)
-			in = (unsigned long)addr >= lo && (unsigned long)addr < hi;
-		if (in && sscanf(line, "AnonHugePages: %ld", &v) == 1)
-			break;
+		if (sscanf(line, "%lx-%lx %4s", &a, &b, perms) == 3)
+			in = b > (unsigned long)lo && a < (unsigned long)hi;
+		else if (in && sscanf(line, key, &v) == 1)
+			sum += v;
 	}
 	if (f)
 		fclose(f);
-	return v;
-}
-
-/* The PFN mapping @addr (root only), or 0. */
-static uint64_t pfn_of(void *addr)
-{
-	uint64_t ent = 0;
-	FILE *f = fopen("/proc/self/pagemap", "rb");
-
-	if (f && !fseek(f, (unsigned long)addr / MMLAB_PAGE * 8, SEEK_SET) &&
-	    fread(&ent, sizeof(ent), 1, f) != 1)
-		ent = 0;
-	if (f)
-		fclose(f);
-	return (ent >> 63) ? ent & ((1ULL << 55) - 1) : 0;
+	return sum;
 }
 
 static char *map_huge_aligned(void)
@@ -62,11 +65,139 @@ static char *map_huge_aligned(void)
 	return p;
 }
 
+struct split_trace { int n; unsigned long address, haddr; char kind[16]; int freeze; };
+
+static int trace_begin(void)
+{
+	return mmlab_write_file(SPLIT_EVENT, "1") || mmlab_write_file(TRACEFS "/trace", "");
+}
+
+/* Our own split_huge_pmd events since trace_begin(); the last one in @t. */
+static void trace_end(struct split_trace *t)
+{
+	static char line[1024];
+	FILE *f;
+
+	mmlab_write_file(SPLIT_EVENT, "0");
+	memset(t, 0, sizeof(*t));
+	f = fopen(TRACEFS "/trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "split_huge_pmd:");
+
+		if (!p || mmlab_trace_pid(line) != getpid() ||
+		    sscanf(p, "split_huge_pmd: mm=%*s address=%lx haddr=%lx kind=%15s freeze=%d",
+			   &t->address, &t->haddr, t->kind, &t->freeze) != 4)
+			continue;
+		t->n++;
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Split the PMD mapping @p (the huge zero page when @zero, else a THP filled
+ * with SEED) by @op on page OFF, and check everything the header promises.
+ */
+static void split_case(char *p, int zero, enum op op)
+{
+	long long split0 = mmlab_vmstat("thp_split_pmd");
+	long long zsplit0 = mmlab_vmstat("thp_split_pmd_zero");
+	char *a = p + OFF * MMLAB_PAGE, *moved = NULL;
+	long rss0, rss1, want_rss;
+	int still_mapped;
+	char *last;
+	struct split_trace t;
+	size_t bad = 0;
+	int traced;
+
+	rss0 = smaps_kib("Rss", p, p + HPAGE);
+	traced = !trace_begin();
+	switch (op) {
+	case MPROTECT:
+		bad += !!mprotect(a, MMLAB_PAGE, PROT_READ);
+		break;
+	case MUNMAP:
+		bad += !!munmap(a, MMLAB_PAGE);
+		break;
+	case MREMAP:
+		moved = mmap(NULL, MMLAB_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		moved = mremap(a, MMLAB_PAGE, MMLAB_PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, moved);
+		bad += moved == MAP_FAILED;
+		break;
+	case WRITE:
+		mmlab_fill(p, OFF, 1, SEED + 1);
+		break;
+	default:
+		break;
+	}
+	if (traced)
+		trace_end(&t);
+	/*
+	 * Before anything reads them: the first and the last page are still
+	 * mapped, to the small zero page, or to their subpages of the THP.
+	 */
+	last = p + (HPAGE_PAGES - 1) * MMLAB_PAGE;
+	if (zero)
+		still_mapped = mmlab_pfn(p) && mmlab_pfn(p) == mmlab_pfn(last);
+	else
+		still_mapped = mmlab_pfn(p) && mmlab_pfn(last) == mmlab_pfn(p) + HPAGE_PAGES - 1;
+	bad += !still_mapped;
+	rss1 = smaps_kib("Rss", p, p + HPAGE) + (moved && moved != MAP_FAILED ?
+						 smaps_kib("Rss", moved, moved + MMLAB_PAGE) : 0);
+
+	/* Data: zero (or SEED) everywhere but the page the op named. */
+	bad += mmlab_check(p, 0, OFF, zero ? 0 : SEED, "below");
+	bad += mmlab_check(p, OFF + 1, HPAGE_PAGES - OFF - 1, zero ? 0 : SEED, "above");
+	if (op == MPROTECT)
+		bad += mmlab_check(p, OFF, 1, zero ? 0 : SEED, "mprotected page") +
+		       (mmlab_probe(a, 1) != SIGSEGV);
+	if (op == MUNMAP)
+		bad += mmlab_probe(a, 0) != SIGSEGV;
+	if (op == MREMAP && moved != MAP_FAILED)
+		/* the moved page keeps what page OFF held */
+		bad += mmlab_check(moved - OFF * MMLAB_PAGE, OFF, 1, zero ? 0 : SEED,
+				   "moved page") + (mmlab_probe(a, 0) != SIGSEGV);
+	if (op == WRITE)
+		bad += mmlab_check(p, OFF, 1, SEED + 1, "written page");
+
+	/*
+	 * Memory: the zero page costs no RSS, a written page 4 KiB; a THP
+	 * loses only what was unmapped (a moved page is counted where it went).
+	 */
+	if (zero)
+		want_rss = rss0 + (op == WRITE ? 4 : 0);
+	else
+		want_rss = rss0 - (op == MUNMAP ? 4 : 0);
+	bad += rss1 != want_rss;
+
+	ksft_test_result(!bad, "%s %s: data intact, %s, Rss %ld -> %ld KiB\n",
+			 zero ? "huge zero page" : "THP", op_name[op],
+			 still_mapped ? "the rest still mapped" : "pages lost their mapping",
+			 rss0, rss1);
+	ksft_test_result(mmlab_vmstat("thp_split_pmd") == split0 + 1 &&
+			 mmlab_vmstat("thp_split_pmd_zero") == zsplit0 + !!zero,
+			 "%s %s splits the PMD: thp_split_pmd +%lld, thp_split_pmd_zero +%lld\n",
+			 zero ? "huge zero page" : "THP", op_name[op],
+			 mmlab_vmstat("thp_split_pmd") - split0,
+			 mmlab_vmstat("thp_split_pmd_zero") - zsplit0);
+	if (!traced) {
+		mmlab_skip("split_huge_pmd tracepoint", "no " SPLIT_EVENT);
+		return;
+	}
+	ksft_test_result(t.n == 1 && t.address == (unsigned long)a &&
+			 t.haddr == (unsigned long)p && !t.freeze &&
+			 !strcmp(t.kind, zero ? "huge-zero" : "anon"),
+			 "%s %s: thp:split_huge_pmd x%d address=%lx (want %p) haddr=%lx kind=%s\n",
+			 zero ? "huge zero page" : "THP", op_name[op], t.n, t.address, a,
+			 t.haddr, t.kind);
+}
+
 int main(void)
 {
 	long long split0, zero0, fault0;
 	char mode[128] = "";
 	char *p, *z, *z2;
+	enum op op;
 	FILE *f;
 
 	ksft_print_header();
@@ -78,40 +209,55 @@ int main(void)
 	fclose(f);
 	if (strstr(mode, "[never]"))
 		ksft_exit_skip("THP is disabled (%s)\n", mode);
-	ksft_set_plan(5);
+	if (mmlab_vmstat("thp_split_pmd_zero") < 0)
+		ksft_exit_skip("no thp_split_pmd_zero in /proc/vmstat (CONFIG_DEBUG_THP_SPLIT_PMD)\n");
+	ksft_set_plan(3 + NR_OPS * 3 + 3 * 3 + 1);
 
 	fault0 = mmlab_vmstat("thp_fault_alloc");
-	split0 = mmlab_vmstat("thp_split_pmd");
 	p = map_huge_aligned();
-	mmlab_fill(p, 0, HPAGE_PAGES, 5);
+	mmlab_fill(p, 0, HPAGE_PAGES, SEED);
 	ksft_test_result(mmlab_vmstat("thp_fault_alloc") == fault0 + 1 &&
-			 anon_huge_kib(p) >= 2048,
-			 "write fault maps a 2 MiB page (AnonHugePages %ld KiB)\n", anon_huge_kib(p));
-
-	if (munmap(p + 100 * MMLAB_PAGE, MMLAB_PAGE))
-		ksft_exit_fail_msg("munmap: %s\n", strerror(errno));
-	ksft_test_result(mmlab_vmstat("thp_split_pmd") == split0 + 1 &&
-			 mmlab_probe(p + 100 * MMLAB_PAGE, 0) == SIGSEGV,
-			 "munmap of one page splits the PMD (thp_split_pmd +%lld)\n",
-			 mmlab_vmstat("thp_split_pmd") - split0);
-	ksft_test_result(!mmlab_check(p, 0, 100, 5, "below hole") &&
-			 !mmlab_check(p, 101, HPAGE_PAGES - 101, 5, "above hole"),
-			 "every other page of the split huge page kept its data\n");
+			 smaps_kib("AnonHugePages", p, p + HPAGE) >= 2048,
+			 "write fault maps a 2 MiB page (AnonHugePages %ld KiB)\n",
+			 smaps_kib("AnonHugePages", p, p + HPAGE));
 
 	zero0 = mmlab_vmstat("thp_zero_page_alloc");
-	split0 = mmlab_vmstat("thp_split_pmd");
 	z = map_huge_aligned();
 	z2 = map_huge_aligned();
 	ksft_test_result(!mmlab_check(z, 0, HPAGE_PAGES, 0, "huge zero page") &&
 			 !mmlab_check(z2, 0, 1, 0, "huge zero page") &&
-			 pfn_of(z) && pfn_of(z) == pfn_of(z2) &&
-			 pfn_of(z + 511 * MMLAB_PAGE) == pfn_of(z) + 511,
+			 mmlab_pfn(z) && mmlab_pfn(z) == mmlab_pfn(z2) &&
+			 mmlab_pfn(z + 511 * MMLAB_PAGE) == mmlab_pfn(z) + 511,
 			 "read faults in two ranges map the same huge zero page (pfn %#llx, thp_zero_page_alloc %lld -> %lld)\n",
-			 (unsigned long long)pfn_of(z), zero0, mmlab_vmstat("thp_zero_page_alloc"));
-	z[5 * MMLAB_PAGE] = 42;
-	ksft_test_result(z[5 * MMLAB_PAGE] == 42 && z[6 * MMLAB_PAGE] == 0 &&
-			 mmlab_vmstat("thp_split_pmd") >= split0 + 1,
-			 "write to the huge zero page splits its PMD (thp_split_pmd +%lld)\n",
-			 mmlab_vmstat("thp_split_pmd") - split0);
+			 (unsigned long long)mmlab_pfn(z), zero0, mmlab_vmstat("thp_zero_page_alloc"));
+	ksft_test_result(smaps_kib("Rss", z, z + HPAGE) == 0,
+			 "the huge zero page mapping costs no RSS (%ld KiB)\n",
+			 smaps_kib("Rss", z, z + HPAGE));
+	munmap(z, HPAGE);
+	munmap(z2, HPAGE);
+
+	for (op = 0; op < NR_OPS; op++) {
+		z = map_huge_aligned();
+		if (mmlab_check(z, 0, 1, 0, "huge zero page") || !mmlab_pfn(z) ||
+		    mmlab_pfn(z + MMLAB_PAGE) != mmlab_pfn(z) + 1)
+			ksft_exit_fail_msg("no huge zero page mapped for %s\n", op_name[op]);
+		split_case(z, 1, op);
+	}
+	for (op = 0; op < WRITE; op++) {
+		p = map_huge_aligned();
+		mmlab_fill(p, 0, HPAGE_PAGES, SEED);
+		if (smaps_kib("AnonHugePages", p, p + HPAGE) < 2048)
+			ksft_exit_fail_msg("no THP mapped for %s\n", op_name[op]);
+		split_case(p, 0, op);
+	}
+
+	p = map_huge_aligned();
+	mmlab_fill(p, 0, HPAGE_PAGES, SEED);
+	split0 = mmlab_vmstat("thp_split_pmd");
+	mmlab_fill(p, OFF, 1, SEED + 1);
+	ksft_test_result(mmlab_vmstat("thp_split_pmd") == split0 &&
+			 smaps_kib("AnonHugePages", p, p + HPAGE) >= 2048 &&
+			 !mmlab_check(p, OFF, 1, SEED + 1, "rewritten"),
+			 "a write to a THP splits nothing\n");
 	ksft_finished();
 }

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * anon_vma: rmap walks over anonymous memory shared by a family of forked
+ * processes, through every way folio_lock_anon_vma_read() can go.
+ *
+ * A parent fills a shared region and forks children; every process also
+ * writes an exclusive region of its own. Writing the PFNs of the shared
+ * pages to /sys/kernel/mm/page_idle/bitmap walks their rmap from this task:
+ * anon_vma_lock_fast rises by one per walked page. With fail_anon_vma_trylock
+ * forced for this task the same walks pin the anon_vma and sleep for the
+ * lock (anon_vma_lock_slow), and cgroup v2 memory.reclaim, whose
+ * folio_referenced() walks with try_lock, gives up (anon_vma_lock_contended).
+ * Then, with swap on zram and while a thread forks, exits and mprotects,
+ * memory.reclaim swaps the shared pages out and MADV_PAGEOUT the exclusive
+ * ones; every page in every process must read back its pattern, and swapoff
+ * must bring every swapped page back.
+ */
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "mmlab.h"
+
+#define SHARED_PAGES	2048UL		/* 8 MiB, mapped by every process */
+#define EXCL_PAGES	512UL		/* 2 MiB per process, copied on write */
+#define NCHILD		3
+#define SWAP_MIB	64
+#define CG		"/sys/fs/cgroup/mmlab-anon_vma"
+#define FAILFS		"/sys/kernel/debug/fail_anon_vma_trylock"
+#define IDLE_BITMAP	"/sys/kernel/mm/page_idle/bitmap"
+
+#define SHARED_SEED	1
+#define EXCL_SEED(id)	(20 + (id))	/* id 0 is the parent */
+
+static char *shared, *excl;
+
+/* How many of the @npages pages at @base are in swap. */
+static long swapped_pages(const char *base, size_t npages)
+{
+	long n = 0;
+	size_t pg;
+
+	for (pg = 0; pg < npages; pg++)
+		if (mmlab_pagemap(base + pg * MMLAB_PAGE) & MMLAB_PM_SWAPPED)
+			n++;
+	return n;
+}
+
+static volatile int stop_stress;
+static long stress_forks, stress_mprotects;
+
+/* Each child serves commands from the parent: c(heck), p(ageout), q(uit). */
+static int child(int id, int cmd_fd, int reply_fd)
+{
+	char cmd, bad;
+
+	mmlab_fill(excl, 0, EXCL_PAGES, EXCL_SEED(id));
+	while (read(cmd_fd, &cmd, 1) == 1) {
+		switch (cmd) {
+		case 'c':
+			bad = !!(mmlab_check(shared, 0, SHARED_PAGES, SHARED_SEED, "child shared") +
+				 mmlab_check(excl, 0, EXCL_PAGES, EXCL_SEED(id), "child exclusive"));
+			break;
+		case 'p':
+			/* Only pages still in a per-cpu LRU batch may stay. */
+			bad = madvise(excl, EXCL_PAGES * MMLAB_PAGE, MADV_PAGEOUT) ||
+			      swapped_pages(excl, EXCL_PAGES) < (long)EXCL_PAGES - 64;
+			ksft_print_msg("child %d: %ld of %lu exclusive pages in swap\n",
+				       id, swapped_pages(excl, EXCL_PAGES), EXCL_PAGES);
+			break;
+		default:
+			return 0;
+		}
+		if (write(reply_fd, &bad, 1) != 1)
+			return 1;
+	}
+	return 1;
+}
+
+/* Send @cmd to every child; the number of children that reported a failure. */
+static int tell_children(int cmd_fd[], int reply_fd[], char cmd)
+{
+	int i, bad = 0;
+	char r;
+
+	for (i = 0; i < NCHILD; i++)
+		if (write(cmd_fd[i], &cmd, 1) != 1)
+			bad++;
+	for (i = 0; i < NCHILD; i++)
+		if (read(reply_fd[i], &r, 1) != 1 || r)
+			bad++;
+	return bad;
+}
+
+/*
+ * Mark the shared pages idle through the page_idle bitmap: one rmap walk of
+ * each page that is on an LRU list. Returns how many pages were named.
+ */
+static long idle_walk(void)
+{
+	uint64_t word = 0, chunk = ~0ULL, pfn;
+	long named = 0;
+	size_t pg;
+	int fd = open(IDLE_BITMAP, O_WRONLY);
+
+	if (fd < 0)
+		return -1;
+	for (pg = 0; pg <= SHARED_PAGES; pg++) {
+		pfn = pg < SHARED_PAGES ? mmlab_pfn(shared + pg * MMLAB_PAGE) : 0;
+		if ((!pfn || pfn / 64 != chunk) && chunk != ~0ULL) {
+			/*
+			 * The kernel walks a last, partial chunk below max_pfn
+			 * but returns 0 for it: only an error is an error.
+			 */
+			if (pwrite(fd, &word, 8, chunk * 8) < 0) {
+				ksft_print_msg("%s: pfns %#llx-%#llx: %s\n", IDLE_BITMAP,
+					       (unsigned long long)chunk * 64,
+					       (unsigned long long)chunk * 64 + 63, strerror(errno));
+				named = -1;
+			}
+			chunk = ~0ULL;
+			word = 0;
+		}
+		if (!pfn || named < 0)
+			continue;
+		chunk = pfn / 64;
+		word |= 1ULL << (pfn % 64);
+		named++;
+	}
+	close(fd);
+	return named;
+}
+
+static int fail_trylock(int on)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/%d/make-it-fail", getpid());
+	if (on)
+		return mmlab_write_file(FAILFS "/task-filter", "Y") ||
+		       mmlab_write_file(FAILFS "/interval", "1") ||
+		       mmlab_write_file(FAILFS "/times", "-1") ||
+		       mmlab_write_file(FAILFS "/verbose", "0") ||
+		       mmlab_write_file(FAILFS "/probability", "100") ||
+		       mmlab_write_file(self, "1");
+	return mmlab_write_file(FAILFS "/probability", "0") |
+	       mmlab_write_file(self, "0");
+}
+
+/* Fork short-lived children and mprotect part of the shared region. */
+static void *stress(void *arg)
+{
+	char *mid = shared + SHARED_PAGES / 2 * MMLAB_PAGE;
+	pid_t pid;
+
+	(void)arg;
+	while (!stop_stress) {
+		pid = fork();
+		if (pid == 0) {
+			volatile char c = shared[0];
+
+			excl[0] = c;	/* one copy-on-write page */
+			_exit(0);
+		}
+		if (pid > 0 && waitpid(pid, NULL, 0) == pid)
+			stress_forks++;
+		/* Split the VMA in three and merge it back. */
+		if (!mprotect(mid, 16 * MMLAB_PAGE, PROT_READ) &&
+		    !mprotect(mid, 16 * MMLAB_PAGE, PROT_READ | PROT_WRITE))
+			stress_mprotects++;
+	}
+	return NULL;
+}
+
+static void cgroup_leave(void)
+{
+	mmlab_write_file("/sys/fs/cgroup/cgroup.procs", "0");
+	rmdir(CG);
+}
+
+int main(void)
+{
+	long long fast, slow, race, cont, out, in;
+	int cmd_fd[NCHILD], reply_fd[NCHILD], i, bad, status;
+	pid_t pids[NCHILD];
+	pthread_t thread;
+	char why[128];
+	long named, swapped;
+
+	ksft_print_header();
+	if (mmlab_vmstat("anon_vma_lock_fast") < 0)
+		ksft_exit_skip("no anon_vma_lock_* in /proc/vmstat (CONFIG_DEBUG_ANON_VMA_LOCK)\n");
+	if (access(IDLE_BITMAP, W_OK))
+		ksft_exit_skip("no %s (CONFIG_IDLE_PAGE_TRACKING)\n", IDLE_BITMAP);
+	if (access(FAILFS, F_OK))
+		ksft_exit_skip("no %s (CONFIG_FAIL_ANON_VMA_TRYLOCK)\n", FAILFS);
+	if (access("/sys/fs/cgroup/cgroup.subtree_control", W_OK))
+		ksft_exit_skip("no cgroup v2 at /sys/fs/cgroup\n");
+	ksft_set_plan(10);
+
+	/* Everything this test maps is charged to its own memory cgroup. */
+	if (mmlab_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory") ||
+	    (mkdir(CG, 0755) && errno != EEXIST) ||
+	    mmlab_write_file(CG "/cgroup.procs", "0"))
+		ksft_exit_fail_msg("memory cgroup %s: %s\n", CG, strerror(errno));
+	if (mmlab_swap_on(SWAP_MIB, why, sizeof(why))) {
+		cgroup_leave();
+		ksft_exit_fail_msg("swap: %s\n", why);
+	}
+	ksft_test_result_pass("setup: %d MiB swap on zram0, memory cgroup %s\n", SWAP_MIB, CG);
+
+	shared = mmlab_map(SHARED_PAGES);
+	excl = mmlab_map(EXCL_PAGES);
+	mmlab_fill(shared, 0, SHARED_PAGES, SHARED_SEED);
+	for (i = 0; i < NCHILD; i++) {
+		int c[2], r[2];
+
+		if (pipe(c) || pipe(r))
+			ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
+		pids[i] = fork();
+		if (pids[i] < 0)
+			ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+		if (!pids[i]) {
+			close(c[1]);
+			close(r[0]);
+			_exit(child(i + 1, c[0], r[1]));
+		}
+		close(c[0]);
+		close(r[1]);
+		cmd_fd[i] = c[1];
+		reply_fd[i] = r[0];
+	}
+	mmlab_fill(excl, 0, EXCL_PAGES, EXCL_SEED(0));
+	bad = tell_children(cmd_fd, reply_fd, 'c');
+	ksft_test_result(!bad, "%d children share %lu pages and own %lu each\n",
+			 NCHILD, SHARED_PAGES, EXCL_PAGES);
+
+	/* 1. Nobody writes the anon_vma: every walk gets the lock by trylock. */
+	fast = mmlab_vmstat("anon_vma_lock_fast");
+	slow = mmlab_vmstat("anon_vma_lock_slow");
+	named = idle_walk();
+	fast = mmlab_vmstat("anon_vma_lock_fast") - fast;
+	slow = mmlab_vmstat("anon_vma_lock_slow") - slow;
+	ksft_test_result(named == (long)SHARED_PAGES && fast >= named / 2 && fast <= named &&
+			 slow == 0,
+			 "page_idle walks of %ld shared pages: anon_vma_lock_fast +%lld, slow +%lld\n",
+			 named, fast, slow);
+
+	/* 2. Forced trylock failure: the same walks pin and sleep. */
+	fast = mmlab_vmstat("anon_vma_lock_fast");
+	slow = mmlab_vmstat("anon_vma_lock_slow");
+	race = mmlab_vmstat("anon_vma_lock_race");
+	if (fail_trylock(1))
+		ksft_exit_fail_msg("cannot force %s: %s\n", FAILFS, strerror(errno));
+	named = idle_walk();
+	fast = mmlab_vmstat("anon_vma_lock_fast") - fast;
+	slow = mmlab_vmstat("anon_vma_lock_slow") - slow;
+	race = mmlab_vmstat("anon_vma_lock_race") - race;
+	ksft_test_result(named == (long)SHARED_PAGES && slow >= named / 2 && slow <= named &&
+			 fast == 0 && race == 0,
+			 "fail_anon_vma_trylock: page_idle walks take the slow path: anon_vma_lock_slow +%lld, fast +%lld, race +%lld\n",
+			 slow, fast, race);
+
+	/* 3. ... and reclaim's try_lock walks give up on the folio. */
+	cont = mmlab_vmstat("anon_vma_lock_contended");
+	out = mmlab_vmstat("pswpout");
+	mmlab_write_file(CG "/memory.reclaim", "8M");	/* -EAGAIN is expected */
+	cont = mmlab_vmstat("anon_vma_lock_contended") - cont;
+	out = mmlab_vmstat("pswpout") - out;
+	fail_trylock(0);
+	ksft_test_result(cont > 0 && out == 0,
+			 "fail_anon_vma_trylock: memory.reclaim gives up on contended anon_vmas: anon_vma_lock_contended +%lld, pswpout +%lld\n",
+			 cont, out);
+
+	/* 4. Reclaim: MADV_PAGEOUT takes only pages mapped once, all of these. */
+	out = mmlab_vmstat("pswpout");
+	bad = !!madvise(excl, EXCL_PAGES * MMLAB_PAGE, MADV_PAGEOUT);
+	swapped = swapped_pages(excl, EXCL_PAGES);
+	bad += tell_children(cmd_fd, reply_fd, 'p');
+	out = mmlab_vmstat("pswpout") - out;
+	ksft_test_result(!bad && out > 0 && swapped >= (long)EXCL_PAGES - 64,
+			 "MADV_PAGEOUT of the exclusive pages of %d processes: pswpout +%lld, parent has %ld of %lu in swap\n",
+			 NCHILD + 1, out, swapped, EXCL_PAGES);
+
+	/* memory.reclaim of the shared pages while the family forks, exits and mprotects */
+	stop_stress = 0;
+	if (pthread_create(&thread, NULL, stress, NULL))
+		ksft_exit_fail_msg("pthread_create failed\n");
+	fast = mmlab_vmstat("anon_vma_lock_fast");
+	out = mmlab_vmstat("pswpout");
+	for (i = 0; i < 8 && swapped_pages(shared, SHARED_PAGES) < (long)SHARED_PAGES / 2; i++)
+		mmlab_write_file(CG "/memory.reclaim", "16M");
+	swapped = swapped_pages(shared, SHARED_PAGES);
+	fast = mmlab_vmstat("anon_vma_lock_fast") - fast;
+	ksft_test_result(swapped > 0 && fast > 0,
+			 "memory.reclaim swapped out %ld of %lu shared pages in %d rounds: anon_vma_lock_fast +%lld, pswpout +%lld\n",
+			 swapped, SHARED_PAGES, i, fast, mmlab_vmstat("pswpout") - out);
+
+	/* 5. Everything comes back from swap intact. */
+	in = mmlab_vmstat("pswpin");
+	bad = !!mmlab_check(shared, 0, SHARED_PAGES, SHARED_SEED, "parent shared");
+	bad += !!mmlab_check(excl, 0, EXCL_PAGES, EXCL_SEED(0), "parent exclusive");
+	bad += tell_children(cmd_fd, reply_fd, 'c');
+	in = mmlab_vmstat("pswpin") - in;
+	stop_stress = 1;
+	pthread_join(thread, NULL);
+	ksft_test_result(!bad && in > 0,
+			 "every page of %d processes reads back its pattern after swap-in (pswpin +%lld; meanwhile %ld forks, %ld mprotect pairs)\n",
+			 NCHILD + 1, in, stress_forks, stress_mprotects);
+
+	for (i = 0; i < NCHILD; i++) {
+		if (write(cmd_fd[i], "q", 1) != 1 || waitpid(pids[i], &status, 0) != pids[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	ksft_test_result(!bad, "the children exit cleanly\n");
+
+	munmap(shared, SHARED_PAGES * MMLAB_PAGE);
+	munmap(excl, EXCL_PAGES * MMLAB_PAGE);
+	bad = mmlab_swap_off();
+	ksft_test_result(!bad && mmlab_meminfo("SwapTotal") == 0,
+			 "swapoff: nothing left in swap (SwapTotal %ld kB)\n", mmlab_meminfo("SwapTotal"));
+	cgroup_leave();
+	ksft_finished();
+}

@@ -46,6 +46,14 @@ static long swapped_pages(const char *base, size_t npages)
 }
 
 static volatile int stop_stress;
+static pid_t parent, pids[NCHILD];
+static int swap_is_on, in_cgroup;
+
+/* The fault attribute's settings before the test, restored at exit. */
+static struct { const char *name; char val[64]; } attr[] = {
+	{ .name = "probability" }, { .name = "interval" }, { .name = "times" },
+	{ .name = "verbose" }, { .name = "task-filter" },
+};
 static long stress_forks, stress_mprotects;
 
 /* Each child serves commands from the parent: c(heck), p(ageout), q(uit). */
@@ -177,11 +185,57 @@ static void cgroup_leave(void)
 	rmdir(CG);
 }
 
+static void save_attr(void)
+{
+	char path[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(attr) / sizeof(attr[0]); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), FAILFS "/%s", attr[i].name);
+		f = fopen(path, "r");
+		if (!f || !fgets(attr[i].val, sizeof(attr[i].val), f))
+			attr[i].val[0] = 0;
+		if (f)
+			fclose(f);
+	}
+}
+
+/*
+ * However the test ends, leave the machine as it was: no fault injection,
+ * no swap, no test cgroup, no children.
+ */
+static void cleanup(void)
+{
+	char path[128];
+	size_t i;
+	int k;
+
+	if (getpid() != parent)
+		return;
+	for (i = 0; i < sizeof(attr) / sizeof(attr[0]); i++) {
+		snprintf(path, sizeof(path), FAILFS "/%s", attr[i].name);
+		if (attr[i].val[0])
+			mmlab_write_file(path, attr[i].val);
+	}
+	mmlab_write_file("/proc/self/make-it-fail", "0");
+	for (k = 0; k < NCHILD; k++) {
+		if (pids[k] > 0) {
+			kill(pids[k], SIGKILL);
+			waitpid(pids[k], NULL, 0);
+		}
+	}
+	if (swap_is_on)
+		mmlab_swap_off();
+	if (in_cgroup)
+		cgroup_leave();
+}
+
 int main(void)
 {
 	long long fast, slow, race, cont, out, in;
 	int cmd_fd[NCHILD], reply_fd[NCHILD], i, bad, status;
-	pid_t pids[NCHILD];
 	pthread_t thread;
 	char why[128];
 	long named, swapped;
@@ -196,16 +250,19 @@ int main(void)
 	if (access("/sys/fs/cgroup/cgroup.subtree_control", W_OK))
 		ksft_exit_skip("no cgroup v2 at /sys/fs/cgroup\n");
 	ksft_set_plan(10);
+	parent = getpid();
+	save_attr();
+	atexit(cleanup);
 
 	/* Everything this test maps is charged to its own memory cgroup. */
 	if (mmlab_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory") ||
 	    (mkdir(CG, 0755) && errno != EEXIST) ||
 	    mmlab_write_file(CG "/cgroup.procs", "0"))
 		ksft_exit_fail_msg("memory cgroup %s: %s\n", CG, strerror(errno));
-	if (mmlab_swap_on(SWAP_MIB, why, sizeof(why))) {
-		cgroup_leave();
+	in_cgroup = 1;
+	if (mmlab_swap_on(SWAP_MIB, why, sizeof(why)))
 		ksft_exit_fail_msg("swap: %s\n", why);
-	}
+	swap_is_on = 1;
 	ksft_test_result_pass("setup: %d MiB swap on zram0, memory cgroup %s\n", SWAP_MIB, CG);
 
 	shared = mmlab_map(SHARED_PAGES);
@@ -307,18 +364,22 @@ int main(void)
 			 "every page of %d processes reads back its pattern after swap-in (pswpin +%lld; meanwhile %ld forks, %ld mprotect pairs)\n",
 			 NCHILD + 1, in, stress_forks, stress_mprotects);
 
+	bad = 0;
 	for (i = 0; i < NCHILD; i++) {
 		if (write(cmd_fd[i], "q", 1) != 1 || waitpid(pids[i], &status, 0) != pids[i] ||
 		    !WIFEXITED(status) || WEXITSTATUS(status))
 			bad++;
+		pids[i] = 0;
 	}
 	ksft_test_result(!bad, "the children exit cleanly\n");
 
 	munmap(shared, SHARED_PAGES * MMLAB_PAGE);
 	munmap(excl, EXCL_PAGES * MMLAB_PAGE);
 	bad = mmlab_swap_off();
+	swap_is_on = 0;
 	ksft_test_result(!bad && mmlab_meminfo("SwapTotal") == 0,
 			 "swapoff: nothing left in swap (SwapTotal %ld kB)\n", mmlab_meminfo("SwapTotal"));
 	cgroup_leave();
+	in_cgroup = 0;
 	ksft_finished();
 }

@@ -48,7 +48,8 @@ ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
 .NOTPARALLEL:
 .PHONY: all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
         rootfs tests test test-uml test-host run doctor clean distclean help \
-        initramfs qemu-verify qemu-run qemu-gdb gdb
+        initramfs qemu-verify qemu-run qemu-gdb gdb kselftest kselftest-uml kselftest-x86 \
+        soak soak-uml soak-x86 bench
 
 all: deps uml rootfs
 	@$(MAKE) -s test-uml
@@ -57,10 +58,13 @@ help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
 
 ## make                 install packages, unpack + patch the tree, build UML + rootfs, boot the suite once
-## make test            the whole suite (host checks, UML guest suite + KUnit, qemu-verify); CI runs this
+## make test            the whole suite (host checks, UML and x86 guest suites with KUnit and vm selftests); CI runs this
 ## make test-uml        incremental UML rebuild + boot + guest suite (T=a,b only those tests; TIMEOUT=300; V=1 console)
 ## make run             boot UML to an interactive shell (the image stays unmodified)
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
+## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
+## make bench           stock vs patched x86_64 in QEMU: ns/page ratios, counters, plot, bloat-o-meter (BOOTS=5)
+## make soak            stress-ng + trinity + our tests under fault injection, UML and x86 (SOAK_SECONDS=180 SEED=n)
 ## make qemu-run        the x86_64 guest with an interactive shell
 ## make qemu-gdb        QEMU -s -S (nokaslr) with gdb attached, lx-* helpers loaded (WORKLOAD=name)
 ## make gdb             UML under gdb with the MM helpers (WORKLOAD=munmap: boot into that test)
@@ -73,7 +77,7 @@ help:
 ## make series-check    checkpatch --strict, every prefix builds (UML), 0 bytes with the options off
 ## make config-uml      build/uml/.config = ARCH=um defconfig + uml-config, validated
 ## make uml             build the UML kernel; ./linux links to it
-## make x86               build x86_64 (bzImage) from the same tree in build/x86 (config: qemu-config)
+## make x86             build x86_64 (bzImage) from the same tree in build/x86 (config: qemu-config)
 ## make rootfs          build/rootfs.img (ext4, mkfs.ext4 -d); ./rootfs.img links to it
 ## make doctor          check this machine: packages, tree, tmpfs, ptrace, kvm, disk
 ## make clean           remove build outputs but keep the unpacked tree; distclean removes build/
@@ -128,8 +132,13 @@ $(BUILD)/tests/%: tests/%.c tests/mmlab.h | tree
 
 tests: $(TEST_BINS)
 
-$(BUILD)/rootfs.img: $(ROOTFS_IN) $(TEST_BINS)
-	@$(S)/mkrootfs.sh $(BUILD)/stage $@ $(TEST_BINS)
+# The tree's vm selftests, static, for both guests (tests/kselftest-vm.list).
+KSFT_LIST := tests/kselftest-vm.list
+$(BUILD)/ksft/vm/list: $(KSFT_LIST) $(S)/kselftest.sh patches/series $(wildcard patches/*.patch) | series
+	@$(S)/kselftest.sh $(KSRC) $(BUILD)/ksft $(KSFT_LIST)
+
+$(BUILD)/rootfs.img: $(ROOTFS_IN) $(TEST_BINS) $(BUILD)/ksft/vm/list
+	@$(S)/mkrootfs.sh $(BUILD)/stage $@ $(BUILD)/ksft/vm $(TEST_BINS)
 
 rootfs: $(BUILD)/rootfs.img
 	@ln -sfn build/rootfs.img rootfs.img
@@ -159,6 +168,32 @@ gdb: uml rootfs
 	@echo "mmlab: UML under gdb (mmlab.mode=$(or $(WORKLOAD),shell)); 'run' boots, Ctrl-C stops, mm-break gather COMM"
 	@gdb -iex "add-auto-load-safe-path $(ROOT)" -x gdb-scripts/uml.gdb \
 	    --args ./linux ubd0r=build/rootfs.img mem=384M mmlab.mode=$(or $(WORKLOAD),shell)
+
+# The vm selftests alone, on UML and on x86 (both are also part of make test).
+kselftest: deps
+	@$(S)/test-all.sh $(LOGS) kselftest-uml kselftest-x86
+
+kselftest-uml: uml rootfs
+	@$(BOOT) --name kselftest-uml --timeout $(TIMEOUT) --mode kselftest
+
+kselftest-x86: x86 initramfs
+	@$(QBOOT) --name kselftest-x86 --mode kselftest
+
+# Stress under the debug options (rootfs/bin/mmlab-soak), on UML and on x86.
+SOAK_SECONDS ?= 180
+SOAK_ARGS = --append mmlab.soak=$(SOAK_SECONDS) $(if $(SEED),--append mmlab.seed=$(SEED))
+soak: deps
+	@$(S)/test-all.sh $(LOGS) soak-uml soak-x86
+
+soak-uml: uml rootfs
+	@$(BOOT) --name soak-uml --timeout $$(( $(SOAK_SECONDS) + 300 )) --mode soak $(SOAK_ARGS)
+
+soak-x86: x86 initramfs
+	@$(QBOOT) --name soak-x86 --timeout $$(( $(SOAK_SECONDS) + 600 )) --mode soak $(SOAK_ARGS)
+
+# Stock vs patched x86_64 in QEMU, alternately (scripts/bench.sh; BOOTS=5).
+bench: deps series initramfs
+	@JOBS=$(JOBS) KCC="$(KCC)" $(S)/bench.sh $(KSRC) $(BUILD) $(ROOT)
 
 test-host: uml rootfs
 	@tests/host/run.sh $(LOGS)

@@ -166,7 +166,7 @@ def main():
     p.add_argument('--logdir', required=True)
     p.add_argument('--name', default=None, help='log name (default: target)')
     p.add_argument('--mode', default='test', help='mmlab.mode= for the guest')
-    p.add_argument('--mem', default=None, help='guest memory (UML 384M, QEMU 1G)')
+    p.add_argument('--mem', default=None, help='guest memory (UML 384M, QEMU 2G: the khugepaged selftest needs 512 THPs at once)')
     p.add_argument('--timeout', type=int, default=None,
                    help='seconds (default UML 300, QEMU 300 under KVM, 1200 under TCG)')
     p.add_argument('--interactive', action='store_true')
@@ -181,7 +181,7 @@ def main():
         a.mem = a.mem or '384M'
         cmd = uml_command(a)
     else:
-        a.mem = a.mem or '1G'
+        a.mem = a.mem or '2G'
         cmd, accel = qemu_command(a)
     if a.timeout is None:
         a.timeout = 1200 if accel == 'tcg' else 300

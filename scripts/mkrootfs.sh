@@ -2,11 +2,12 @@
 # Build the guest root: rootfs/ + Debian's busybox-static + the static test
 # binaries -> a staging directory -> an ext4 image made by mkfs.ext4 -d (no
 # root, no loop mount).
-# usage: mkrootfs.sh STAGE IMAGE TESTBIN...
+# usage: mkrootfs.sh STAGE IMAGE KSFTDIR TESTBIN...
+#   KSFTDIR: the built vm selftests and their list (scripts/kselftest.sh)
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
-STAGE=$1 IMAGE=$2
-shift 2
+STAGE=$1 IMAGE=$2 KSFT=$3
+shift 3
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUSYBOX=/bin/busybox
 
@@ -25,6 +26,22 @@ for applet in $($BUSYBOX --list-full); do
 done
 for t in "$@"; do
 	cp "$t" "$STAGE/tests/"
+done
+[ -f "$KSFT/list" ] || die "no vm selftests in $KSFT" "make rootfs builds them (scripts/kselftest.sh)"
+mkdir -p "$STAGE/kselftest/vm"
+for p in $(grep -v -e '^#' -e '^[[:space:]]*$' "$KSFT/list" | awk '{print $1}' | sort -u); do
+	cp "$KSFT/$p" "$STAGE/kselftest/vm/"
+done
+cp "$KSFT/list" "$STAGE/kselftest/vm/list"
+# The soak's stressors are Debian's dynamically linked binaries: copy them
+# with every library ldd lists and the dynamic loader.
+for prog in /usr/bin/stress-ng /usr/bin/trinity; do
+	[ -x $prog ] || die "$prog is missing (make soak and make test use it)" "make deps"
+	cp $prog "$STAGE/usr/bin/"
+	for lib in $(ldd $prog | grep -o '/[^ ]*'); do
+		mkdir -p "$STAGE$(dirname "$lib")"
+		cp -L "$lib" "$STAGE$lib"
+	done
 done
 
 mb=$(( $(du -sm "$STAGE" | cut -f1) + 32 ))

@@ -140,18 +140,7 @@ static long idle_walk(void)
 
 static int fail_trylock(int on)
 {
-	char self[64];
-
-	snprintf(self, sizeof(self), "/proc/%d/make-it-fail", getpid());
-	if (on)
-		return mmlab_write_file(FAILFS "/task-filter", "Y") ||
-		       mmlab_write_file(FAILFS "/interval", "1") ||
-		       mmlab_write_file(FAILFS "/times", "-1") ||
-		       mmlab_write_file(FAILFS "/verbose", "0") ||
-		       mmlab_write_file(FAILFS "/probability", "100") ||
-		       mmlab_write_file(self, "1");
-	return mmlab_write_file(FAILFS "/probability", "0") |
-	       mmlab_write_file(self, "0");
+	return mmlab_fail_attr(FAILFS, on);
 }
 
 /* Fork short-lived children and mprotect part of the shared region. */

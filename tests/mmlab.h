@@ -266,6 +266,33 @@ static inline int mmlab_swap_off(void)
 	return rc ? -1 : 0;
 }
 
+/*
+ * Make the fault attribute in debugfs directory @dir fail every time, but
+ * only for this task (task-filter + /proc/PID/make-it-fail); or stop it.
+ * 0, or -1 when a file could not be written.
+ */
+static inline int mmlab_fail_attr(const char *dir, int on)
+{
+	static const char *const set[][2] = {
+		{ "task-filter", "Y" }, { "interval", "1" }, { "times", "-1" },
+		{ "verbose", "0" }, { "probability", "100" },
+	};
+	char path[256];
+	int bad = 0;
+
+	if (!on) {
+		snprintf(path, sizeof(path), "%s/probability", dir);
+		bad |= mmlab_write_file(path, "0");
+	}
+	for (size_t i = 0; on && i < sizeof(set) / sizeof(set[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, set[i][0]);
+		bad |= mmlab_write_file(path, set[i][1]);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/make-it-fail", getpid());
+	bad |= mmlab_write_file(path, on ? "1" : "0");
+	return bad ? -1 : 0;
+}
+
 /* The pid in a tracefs "trace" line's "comm-pid [cpu]" prefix, or -1. */
 static inline int mmlab_trace_pid(const char *line)
 {

@@ -102,17 +102,7 @@ static void predict(long pages, int fail, long long ev[NR_EV])
 
 static int set_failing(int on)
 {
-	char self[64];
-
-	snprintf(self, sizeof(self), "/proc/%d/make-it-fail", getpid());
-	if (on)
-		return mmlab_write_file(FAILFS "/task-filter", "Y") ||
-		       mmlab_write_file(FAILFS "/interval", "1") ||
-		       mmlab_write_file(FAILFS "/times", "-1") ||
-		       mmlab_write_file(FAILFS "/verbose", "0") ||
-		       mmlab_write_file(FAILFS "/probability", "100") ||
-		       mmlab_write_file(self, "1");
-	return mmlab_write_file(self, "0") || mmlab_write_file(FAILFS "/probability", "0");
+	return mmlab_fail_attr(FAILFS, on);
 }
 
 struct trace_sum { long events, pages, foreign; unsigned long lo, hi; int fullmm; };

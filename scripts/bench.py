@@ -120,7 +120,7 @@ def main():
             f.write(f'{i} "{e["workload"]}\\n{e["pages"]}" '
                     f'{e["stock"]["ns_per_page_median"]} {e["patched"]["ns_per_page_median"]}\n')
     png = os.path.join(a.out, 'bench.png')
-    gp = f'''set terminal pngcairo size 1200,600
+    gp = f'''set terminal pngcairo size 1200,600 noenhanced
 set output "{png}"
 set title "ns per 4 KiB page, median of {a.boots} boots each (QEMU {doc["accel"]})"
 set style data histogram

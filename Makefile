@@ -5,6 +5,23 @@
 SHELL      := /bin/bash
 ROOT       := $(CURDIR)
 BUILD      := $(ROOT)/build
+S          := $(ROOT)/scripts
+
+# One make at a time per checkout: a second one waits, naming the first
+# (scripts/lock.sh). Interactive targets hold the lock only while building.
+NOLOCK_GOALS := help doctor deps run gdb qemu-run qemu-gdb
+LOCKED     = $(if $(MMLAB_LOCKED),,MMLAB_GOALS="$@" $(S)/lock.sh $(BUILD))
+GOALS      := $(or $(MAKECMDGOALS),all)
+ifeq ($(MMLAB_LOCKED),)
+NEED_LOCK  := $(filter-out $(NOLOCK_GOALS),$(GOALS))
+endif
+ifneq ($(NEED_LOCK),)
+.PHONY: $(GOALS)
+$(firstword $(GOALS)):
+	@MMLAB_GOALS="$(GOALS)" $(S)/lock.sh $(BUILD) $(MAKE) --no-print-directory $(MAKECMDGOALS)
+$(wordlist 2,$(words $(GOALS)),$(GOALS)):
+	@:
+else
 ifdef KSRC
 KSRC       := $(abspath $(KSRC))
 GITDIR     := $(BUILD)/ksrc.git
@@ -19,20 +36,12 @@ LOGS       := $(BUILD)/logs
 JOBS       ?= $(shell nproc)
 TIMEOUT    ?= 300
 V          ?= 0
-S          := $(ROOT)/scripts
 SERIES_SUM := $(GITDIR)/mmlab-series.sum
 
 # ccache when present (make deps installs it); evaluated when used.
 KCC         = $(if $(shell command -v ccache),ccache gcc,gcc)
-# $(call kbuild,NAME,O,ARCH,TARGETS): one kernel build, quiet, timed
-define kbuild
-	@echo "mmlab: building $(1) ($(JOBS) jobs, CC=$(KCC)) in $(2) ..."
-	@t0=$$(date +%s); $(MAKE) -s -C $(KSRC) O=$(2) ARCH=$(3) CC="$(KCC)" -j$(JOBS) $(4) 2>&1 | \
-	   grep -v -e 'missing .note.GNU-stack' -e 'NOTE: This behaviour is deprecated' \
-	           -e 'has a LOAD segment with RWX' ; \
-	   rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || { echo "mmlab: error: $(1) build failed (exit $$rc)" >&2; exit 2; }; \
-	   echo "mmlab: $(1) kernel built in $$(( $$(date +%s) - t0 ))s"
-endef
+# $(call kbuild,NAME,O,ARCH,TARGETS): one kernel build, progress every 30 s
+kbuild = @$(S)/kbuild.py $(1) $(KSRC) $(2) $(3) "$(KCC)" $(JOBS) $(4)
 BOOT        = $(S)/boot.py uml --kernel $(UML_O)/linux --rootfs $(BUILD)/rootfs.img \
               --ksrc $(KSRC) --logdir $(LOGS) $(if $(filter 1,$(V)),--verbose)
 
@@ -151,20 +160,24 @@ initramfs: tree $(BUILD)/initramfs.cpio
 qemu-verify: x86 initramfs
 	@$(QBOOT) --name qemu-verify --mode $(if $(T),$(T),test)
 
-qemu-run: x86 initramfs
+qemu-run:
+	@$(LOCKED) $(MAKE) -s x86 initramfs
 	@$(QBOOT) --interactive --mode shell
 
-qemu-gdb: x86 initramfs
+qemu-gdb:
+	@$(LOCKED) $(MAKE) -s x86 initramfs
 	@$(S)/qemu-gdb.sh "$(QBOOT)" $(X86_O) $(ROOT) $(WORKLOAD)
 
 test-uml: uml rootfs
 	@$(BOOT) --name test-uml --timeout $(TIMEOUT) --mode $(if $(T),$(T),test)
 
-run: uml rootfs
+run:
+	@$(LOCKED) $(MAKE) -s uml rootfs
 	@$(BOOT) --interactive --mode shell
 
 # UML under gdb, booted into WORKLOAD (a test binary, e.g. munmap) or a shell.
-gdb: uml rootfs
+gdb:
+	@$(LOCKED) $(MAKE) -s uml rootfs
 	@echo "mmlab: UML under gdb (mmlab.mode=$(or $(WORKLOAD),shell)); 'run' boots, Ctrl-C stops, mm-break gather COMM"
 	@gdb -iex "add-auto-load-safe-path $(ROOT)" -x gdb-scripts/uml.gdb \
 	    --args ./linux ubd0r=build/rootfs.img mem=384M mmlab.mode=$(or $(WORKLOAD),shell)
@@ -210,3 +223,4 @@ clean:
 
 distclean:
 	rm -rf $(BUILD) linux rootfs.img linux-gdb.py
+endif

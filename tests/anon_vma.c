@@ -230,6 +230,7 @@ int main(void)
 	long named, swapped;
 
 	ksft_print_header();
+	mmlab_need_mem(128);	/* 16 MiB in 4 processes, a memory cgroup, 64 MiB zram swap */
 	if (mmlab_vmstat("anon_vma_lock_fast") < 0)
 		ksft_exit_skip("no anon_vma_lock_* in /proc/vmstat (CONFIG_DEBUG_ANON_VMA_LOCK)\n");
 	if (access(IDLE_BITMAP, W_OK))

@@ -189,6 +189,8 @@ int main(int argc, char **argv)
 	if (reps < 1 || reps > 32)
 		ksft_exit_fail_msg("-r takes 1..32\n");
 	json = reps > 1;
+	if (!json)
+		mmlab_need_mem(160);	/* 64 MiB RSS, 64 MiB zram swap */
 	swap = !mmlab_swap_on(64, why, sizeof(why));
 	if (!json) {
 		ksft_print_header();

@@ -55,6 +55,7 @@ int main(void)
 	char c;
 
 	ksft_print_header();
+	mmlab_need_mem(48);	/* 16 MiB, copied by the writing child */
 	ksft_set_plan(NCHILD + 3);
 
 	base = mmlab_map(NPAGES);

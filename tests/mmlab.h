@@ -142,6 +142,47 @@ static inline long mmlab_meminfo(const char *field)
 }
 
 /*
+ * Memory: a test that needs more than the guest has available would only
+ * meet the OOM killer (or take the boot down with it). It skips instead,
+ * saying how much it needs and how to give it: a UML guest booted without
+ * mem= has UML's default of 64 MiB, about 30 MiB of it available.
+ */
+#define MMLAB_MEM_FIX	"boot with mem=384M"
+
+/* MemAvailable in MiB, or -1 when /proc/meminfo has none. */
+static inline long mmlab_mem_available_mib(void)
+{
+	long kib = mmlab_meminfo("MemAvailable");
+
+	return kib < 0 ? -1 : kib / 1024;
+}
+
+/* Whether @mib MiB are available (an unknown amount counts as enough). */
+static inline int mmlab_mem_fits(long mib)
+{
+	long have = mmlab_mem_available_mib();
+
+	return have < 0 || have >= mib;
+}
+
+/* The reason a case that needs @mib MiB gives when it skips. */
+static inline const char *mmlab_mem_why(long mib)
+{
+	static char why[128];
+
+	snprintf(why, sizeof(why), "needs %ld MiB available, the guest has %ld MiB (%s)",
+		 mib, mmlab_mem_available_mib(), MMLAB_MEM_FIX);
+	return why;
+}
+
+/* Skip the whole program unless @mib MiB are available. */
+static inline void mmlab_need_mem(long mib)
+{
+	if (!mmlab_mem_fits(mib))
+		ksft_exit_skip("%s\n", mmlab_mem_why(mib));
+}
+
+/*
  * Free memory in KiB, including the pages waiting in the per-cpu free lists
  * (MemFree leaves those out, and a large free can park many MiB there).
  */

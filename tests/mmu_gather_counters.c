@@ -351,6 +351,9 @@ static void exit_case(long npages, int fail)
 			 fail ? " with fail_mmu_gather" : "", free_before, free_after);
 }
 
+/* What a case of @npages needs: the pages, their page tables and slack. */
+#define CASE_MIB(npages)	((npages) / 256 + 16)
+
 static const long sizes[] = { 8, 9, 512, BUNDLE + BATCH, 16384 };	/* 32K .. 64M */
 
 int main(void)
@@ -380,12 +383,24 @@ int main(void)
 					mmlab_skip("fail_mmu_gather case", "no " FAILFS " (CONFIG_FAIL_MMU_GATHER off)");
 				continue;
 			}
+			if (!mmlab_mem_fits(CASE_MIB(sizes[i]))) {
+				int n = 2 * (3 + (sizes[i] >= 4096)) + 1;
+
+				while (n--)
+					mmlab_skip("munmap/dontneed case", mmlab_mem_why(CASE_MIB(sizes[i])));
+				continue;
+			}
 			one_case("munmap", sizes[i], fail);
 			one_case("dontneed", sizes[i], fail);
 		}
 		if (fail && !has_fail) {
 			mmlab_skip("exit with fail_mmu_gather", "no " FAILFS " (CONFIG_FAIL_MMU_GATHER off)");
 			mmlab_skip("exit with fail_mmu_gather", "no " FAILFS " (CONFIG_FAIL_MMU_GATHER off)");
+			continue;
+		}
+		if (!mmlab_mem_fits(CASE_MIB(16384))) {
+			mmlab_skip("exit case", mmlab_mem_why(CASE_MIB(16384)));
+			mmlab_skip("exit case", mmlab_mem_why(CASE_MIB(16384)));
 			continue;
 		}
 		exit_case(16384, fail);

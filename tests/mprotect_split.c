@@ -16,6 +16,7 @@ int main(void)
 	int n;
 
 	ksft_print_header();
+	mmlab_need_mem(16);	/* 8 MiB */
 	ksft_set_plan(7);
 
 	base = mmlab_map(NPAGES);

@@ -127,6 +127,68 @@ else
 	done
 fi
 
+# --- the README's opening commands, exactly as written -----------------------
+# `./linux ubd0=rootfs.img` from the repo root, on a terminal (script(1)), in
+# UML's default memory: the whole KTAP document, the guest's own summary,
+# power-off with exit 0. The guest's count must agree with the host's
+# parser (kunit.py) on the same KTAP.
+plain=$TMP/plain.log
+t0=$(date +%s)
+(cd "$ROOT" && SHELL=/bin/bash timeout 600 script -qefc './linux ubd0=rootfs.img' "$plain" \
+	< /dev/null > /dev/null 2>&1)
+prc=$?
+tr -d '\r' < "$plain" > "$LOGS/plain-boot.log"
+gsum=$(grep -m1 -E '^mmlab: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOGS/plain-boot.log")
+ok_if "./linux ubd0=rootfs.img: exit 0 after $(( $(date +%s) - t0 ))s, guest summary '${gsum#mmlab: }'" \
+	[ "$prc" = 0 -a -n "$gsum" ]
+ok_if "./linux ubd0=rootfs.img: no test failed, the KTAP is complete" bash -c "
+	echo '$gsum' | grep -q ' 0 failed' &&
+	grep -qx 'mmlab: ktap end' '$LOGS/plain-boot.log'"
+sed -n '/^mmlab: ktap begin$/,/^mmlab: ktap end$/p' "$LOGS/plain-boot.log" | sed '1d;$d' \
+	> "$TMP/plain.ktap"
+hsum=$(python3 -B "$KSRC/tools/testing/kunit/kunit.py" parse --json="$TMP/plain.json" \
+	"$TMP/plain.ktap" > /dev/null 2>&1; python3 -c '
+import json, sys
+c = [0, 0, 0]
+def walk(g):
+    for t in g.get("test_cases", []):
+        c[{"PASS": 0, "SKIP": 2}.get(t["status"], 1)] += 1
+    for s in g.get("sub_groups", []):
+        walk(s)
+walk(json.load(open(sys.argv[1])))
+print("%d passed, %d failed, %d skipped" % tuple(c))' "$TMP/plain.json" 2>&1)
+ok_if "./linux ubd0=rootfs.img: the guest's summary matches kunit.py's ($hsum)" \
+	[ "${gsum#mmlab: }" = "$hsum" ]
+ok_if "./linux ubd0=rootfs.img: each skip for memory names what it needs and mem=" bash -c "
+	! grep -E '# SKIP.*(memory|MiB)' '$LOGS/plain-boot.log' | grep -v 'needs [0-9]* MiB.*mem=' | grep -q ."
+
+# `./linux ubd0=rootfs.img mmlab.mode=shell` in a real terminal (tmux): the
+# shell answers, `poweroff -f` ends UML with exit 0.
+sess=mmlab-host-$$
+shlog=$TMP/shell.rc
+tmux kill-session -t "$sess" 2>/dev/null
+(cd "$ROOT" && tmux new-session -d -s "$sess" -x 120 -y 40 \
+	"./linux ubd0=rootfs.img mmlab.mode=shell; echo \"rc=\$?\" > '$shlog'; sleep 1")
+pane() { tmux capture-pane -p -t "$sess" -S -200 2>/dev/null; }
+wait_pane() {	# wait_pane PATTERN SECONDS
+	local i
+	for ((i = 0; i < $2 * 5; i++)); do
+		pane | grep -qE -- "$1" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+wait_pane 'mmlab: shell on' 60 && sleep 1
+tmux send-keys -t "$sess" 'echo "answer $((6 * 7)) from $(uname -m)"' Enter
+ok_if "./linux ubd0=rootfs.img mmlab.mode=shell: the shell answers on the terminal" \
+	wait_pane '^answer 42 from x86_64' 30
+tmux send-keys -t "$sess" 'poweroff -f' Enter
+for ((i = 0; i < 150; i++)); do [ -s "$shlog" ] && break; sleep 0.2; done
+ok_if "./linux ubd0=rootfs.img mmlab.mode=shell: poweroff -f ends UML with exit 0 ($(cat "$shlog" 2>/dev/null))" \
+	grep -qx 'rc=0' "$shlog"
+[ -s "$shlog" ] || pane | tail -20 | sed 's/^/# /'
+tmux kill-session -t "$sess" 2>/dev/null
+
 # --- gdb ./linux loads the kernel's lx-* helpers ------------------------------
 check "gdb ./linux auto-loads the lx-* helpers" 0 '^lx-dmesg' \
 	timeout 120 gdb -nx -iex "add-auto-load-safe-path $ROOT" -batch -ex 'apropos lx-' "$ROOT/linux"

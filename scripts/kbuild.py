@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""One kernel build into its own O= directory, with progress.
+
+kbuild's own short lines ("  CC      mm/mmu_gather.o") are counted, not
+printed: every PROGRESS_S seconds (default 30) one line says how many steps
+are done, of how many the last full build of this O= directory had, and the
+elapsed time. Everything else kbuild prints (warnings, errors) passes
+through, minus three known-harmless host-linker notes. V=1 in the
+environment prints every line.
+
+usage: kbuild.py NAME KSRC O ARCH CC JOBS TARGET...
+Exit: 0 built, 2 the build failed (the kernel's own messages say why).
+"""
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+
+NOISE = ('missing .note.GNU-stack', 'NOTE: This behaviour is deprecated',
+         'has a LOAD segment with RWX')
+STEP = re.compile(r'^  [A-Z][A-Z0-9_]* +\S')
+
+
+def main():
+    if len(sys.argv) < 8:
+        print('usage: kbuild.py NAME KSRC O ARCH CC JOBS TARGET...', file=sys.stderr)
+        sys.exit(2)
+    name, ksrc, out, arch, cc, jobs, *targets = sys.argv[1:]
+    every = float(os.environ.get('PROGRESS_S', '30'))
+    verbose = os.environ.get('V') == '1'
+    os.makedirs(out, exist_ok=True)
+    memo = os.path.join(out, '.mmlab-steps')
+    try:
+        with open(memo) as f:
+            full = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        full = 0
+    # The parent make's flags (-s from "make -s") would hide kbuild's step
+    # lines: this build sets its own.
+    env = dict(os.environ, MAKEFLAGS='')
+    cmd = ['make', '--no-print-directory', '-C', ksrc, f'O={out}', f'ARCH={arch}',
+           f'CC={cc}', f'-j{jobs}'] + targets
+    print(f'mmlab: building {name} ({jobs} jobs, CC={cc}) in {out} ...', flush=True)
+    t0 = last = time.monotonic()
+    steps = 0
+    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    buf = b''
+    while True:
+        ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buf += chunk
+            *lines, buf = buf.split(b'\n')
+            for raw in lines:
+                line = raw.decode('utf-8', 'replace')
+                if STEP.match(line):
+                    steps += 1
+                    if not verbose:
+                        continue
+                if verbose or not any(n in line for n in NOISE):
+                    print(line, flush=True)
+        now = time.monotonic()
+        if now - last >= every:
+            last = now
+            of = f' of ~{full} in a full build ({min(99, 100 * steps // full)}%)' if full else ''
+            print(f'mmlab: {name}: {steps} steps{of}, {now - t0:.0f}s', flush=True)
+    rc = proc.wait()
+    took = time.monotonic() - t0
+    if rc != 0:
+        print(f'mmlab: error: {name} build failed (exit {rc}) after {took:.0f}s; '
+              f'the lines above say why', file=sys.stderr, flush=True)
+        sys.exit(2)
+    if steps > full:
+        with open(memo, 'w') as f:
+            f.write(f'{steps}\n')
+    print(f'mmlab: {name} kernel built in {took:.0f}s ({steps} steps)', flush=True)
+
+
+if __name__ == '__main__':
+    main()

@@ -58,7 +58,7 @@ ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
 .PHONY: all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
         rootfs tests test test-uml test-host run doctor clean distclean help \
         initramfs qemu-verify qemu-run qemu-gdb gdb kselftest kselftest-uml kselftest-x86 \
-        soak soak-uml soak-x86 bench
+        soak soak-uml soak-x86 bench test-uml-all fresh-check
 
 all: deps uml rootfs
 	@$(MAKE) -s test-uml
@@ -68,7 +68,9 @@ help:
 
 ## make                 install packages, unpack + patch the tree, build UML + rootfs, boot the suite once
 ## make test            the whole suite (host checks, UML and x86 guest suites with KUnit and vm selftests); CI runs this
-## make test-uml        incremental UML rebuild + boot + guest suite (T=a,b only those tests; TIMEOUT=300; V=1 console)
+## make test-uml        the edit -> test loop: incremental UML rebuild + boot + KUnit + quick tests (T=a,b others; T=test all)
+## make test-uml-all    the whole UML suite (vm selftests, bench, 20 s soak too), as make test runs it
+## make fresh-check     make and ./linux ubd0=rootfs.img on a fresh Debian 12 root (mmdebstrap; root)
 ## make run             boot UML to an interactive shell (the image stays unmodified)
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
 ## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
@@ -168,8 +170,14 @@ qemu-gdb:
 	@$(LOCKED) $(MAKE) -s x86 initramfs
 	@$(S)/qemu-gdb.sh "$(QBOOT)" $(X86_O) $(ROOT) $(WORKLOAD)
 
+# The edit -> test loop: KUnit and the quick guest tests (T= picks others).
 test-uml: uml rootfs
-	@$(BOOT) --name test-uml --timeout $(TIMEOUT) --mode $(if $(T),$(T),test)
+	@$(BOOT) --name test-uml --timeout $(TIMEOUT) --mode $(if $(T),$(T),quick)
+
+# The whole UML suite, as make test runs it: with the vm selftests, the
+# benchmark and a 20 s soak.
+test-uml-all: uml rootfs
+	@$(BOOT) --name test-uml-all --timeout $(TIMEOUT) --mode test
 
 run:
 	@$(LOCKED) $(MAKE) -s uml rootfs
@@ -212,7 +220,11 @@ test-host: uml rootfs
 	@tests/host/run.sh $(LOGS)
 
 test: deps
-	@$(S)/test-all.sh $(LOGS) test-uml qemu-verify test-host
+	@$(S)/test-all.sh $(LOGS) test-uml-all qemu-verify test-host fresh-check
+
+# The README's opening commands on a fresh Debian 12 root (mmdebstrap).
+fresh-check: deps
+	@$(S)/fresh-check.sh $(ROOT) $(BUILD) $(LOGS)
 
 doctor:
 	@$(S)/doctor.sh $(KSRC)

@@ -127,6 +127,30 @@ else
 	done
 fi
 
+# --- one make at a time per checkout ---------------------------------------
+# scripts/lock.sh, which every make in a checkout runs under, on a scratch
+# build directory (this very run holds the checkout's own lock): a holder
+# for 6 s; a second one with NOWAIT=1 stops naming it; a plain one waits,
+# then runs.
+(unset MMLAB_LOCKED; MMLAB_GOALS=hosttest-$$ "$S/lock.sh" "$TMP/b" sleep 6) &
+holder=$!
+sleep 1
+check "a second make stops with NOWAIT=1, naming the first (exit 2)" 2 \
+	"another make is using $TMP/b: pid [0-9]+ \\(make hosttest-$$ " \
+	env -u MMLAB_LOCKED NOWAIT=1 "$S/lock.sh" "$TMP/b" true
+t0=$(date +%s)
+check "a second make waits for the first, saying so, then runs" 0 \
+	"another make is using $TMP/b: .*hosttest-$$.*waiting" \
+	env -u MMLAB_LOCKED "$S/lock.sh" "$TMP/b" true
+ok_if "the waiting make ran after the first ended ($(( $(date +%s) - t0 ))s)" \
+	[ $(( $(date +%s) - t0 )) -ge 3 ]
+wait $holder
+
+# --- a kernel build reports progress -----------------------------------------
+check "make uml prints progress lines with steps and elapsed time" 0 \
+	'^mmlab: UML: [0-9]+ steps of ~[0-9]+ in a full build \([0-9]+%\), [0-9]+s$' \
+	env PROGRESS_S=1 make -s -C "$ROOT" uml
+
 # --- the README's opening commands, exactly as written -----------------------
 # `./linux ubd0=rootfs.img` from the repo root, on a terminal (script(1)), in
 # UML's default memory: the whole KTAP document, the guest's own summary,

@@ -9,7 +9,7 @@ S          := $(ROOT)/scripts
 
 # One make at a time per checkout: a second one waits, naming the first
 # (scripts/lock.sh). Interactive targets hold the lock only while building.
-NOLOCK_GOALS := help doctor deps run gdb qemu-run qemu-gdb
+NOLOCK_GOALS := help doctor deps run gdb qemu-run qemu-gdb fresh-check
 LOCKED     = $(if $(MMLAB_LOCKED),,MMLAB_GOALS="$@" $(S)/lock.sh $(BUILD))
 GOALS      := $(or $(MAKECMDGOALS),all)
 ifeq ($(MMLAB_LOCKED),)
@@ -58,7 +58,7 @@ ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
 .PHONY: all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
         rootfs tests test test-uml test-host run doctor clean distclean help \
         initramfs qemu-verify qemu-run qemu-gdb gdb kselftest kselftest-uml kselftest-x86 \
-        soak soak-uml soak-x86 bench test-uml-all fresh-check
+        soak soak-uml soak-x86 bench test-uml-all fresh-check mutate mutate-quick
 
 all: deps uml rootfs
 	@$(MAKE) -s test-uml
@@ -70,6 +70,7 @@ help:
 ## make test            the whole suite (host checks, UML and x86 guest suites with KUnit and vm selftests); CI runs this
 ## make test-uml        the edit -> test loop: incremental UML rebuild + boot + KUnit + quick tests (T=a,b others; T=test all)
 ## make test-uml-all    the whole UML suite (vm selftests, bench, 20 s soak too), as make test runs it
+## make mutate         mutation testing: every tests/mutants/ bug must fail the suite (M=name runs one)
 ## make fresh-check     make and ./linux ubd0=rootfs.img on a fresh Debian 12 root (mmdebstrap; root)
 ## make run             boot UML to an interactive shell (the image stays unmodified)
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
@@ -82,7 +83,7 @@ help:
 ## make deps            apt-get install what the build needs
 ## make tree            unpack /usr/src/linux-source-6.1.tar.xz to build/src (KSRC=/path: your 6.1 tree)
 ## make series          apply patches/series (re-applied when a patch or the series changed)
-## make series-refresh  turn local edits in the tree into the top patch of the series
+## make series-refresh  turn local edits in the tree into the top patch of the series (P=0007: into that one)
 ## make series-reset    discard local edits in the tree (back to pristine + series)
 ## make series-edits    list local edits in the tree
 ## make series-check    checkpatch --strict, every prefix builds (UML), 0 bytes with the options off
@@ -103,7 +104,7 @@ series: tree
 	@$(S)/series.sh apply $(KSRC) $(GITDIR) $(ROOT)/patches
 
 series-refresh: tree
-	@$(S)/series.sh refresh $(KSRC) $(GITDIR) $(ROOT)/patches
+	@$(S)/series.sh refresh $(KSRC) $(GITDIR) $(ROOT)/patches $(P)
 
 series-reset: tree
 	@$(S)/series.sh reset $(KSRC) $(GITDIR)
@@ -221,6 +222,15 @@ test-host: uml rootfs
 
 test: deps
 	@$(S)/test-all.sh $(LOGS) test-uml-all qemu-verify test-host fresh-check
+
+# Mutation testing (scripts/mutate.py, tests/mutants/): M=a,b runs those.
+# make test runs MUTATE_QUICK, so the harness itself stays tested.
+MUTATE_QUICK ?= 01-,03-
+mutate: series
+	@$(S)/mutate.py $(ROOT) $(KSRC) $(GITDIR) $(LOGS) $(M)
+
+mutate-quick: series
+	@SUMMARY=mutate-quick $(S)/mutate.py $(ROOT) $(KSRC) $(GITDIR) $(LOGS) $(MUTATE_QUICK)
 
 # The README's opening commands on a fresh Debian 12 root (mmdebstrap).
 fresh-check: deps

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Keep the tree's applied patches equal to the repo's quilt series.
 #   series.sh apply   SRC GITDIR PATCHES  re-apply when patches/ changed
-#   series.sh refresh SRC GITDIR PATCHES  turn local edits into the top patch
+#   series.sh refresh SRC GITDIR PATCHES [PATCH]  turn local edits into the
+#                                         top patch (or into PATCH, lower down)
 #   series.sh edits   SRC GITDIR          list local edits (files)
 #   series.sh reset   SRC GITDIR          discard local edits
 # The git repository in GITDIR (outside the tree) holds two states: tag
@@ -123,6 +124,47 @@ refresh() {
 	say "local edits of $(echo "$changed" | wc -l) files are now in $PATCHES/${top#patches/}"
 }
 
+# refresh_into PATCH: turn local edits into PATCH (a name or a prefix of
+# one), lower in the series: the edits are set aside as a diff, the series
+# is popped down to PATCH, the diff goes on and becomes part of PATCH, and
+# the patches above are pushed again. A diff that does not apply at PATCH,
+# or a patch above that no longer applies, puts everything back.
+refresh_into() {
+	cd "$SRC"
+	local want=$1 target changed f saved=$GITDIR/refresh-into.diff
+	target=$(quilt series | sed 's,^patches/,,' | grep -m1 "^$want") ||
+		die "no patch $want in the series" "quilt series lists them"
+	changed=$(edits)
+	[ -n "$changed" ] || { say "no local edits; $target unchanged"; return 0; }
+	git add -N -f -- $changed
+	git diff --binary HEAD -- $changed > "$saved"
+	git reset -q -- $changed
+	back() {	# put the edits back on the full series
+		quilt push -a -q > /dev/null 2>&1
+		git checkout -q HEAD -- . 2>/dev/null
+		git apply "$saved" || true
+		die "$1; your edits are back in place (also in $saved)" "$2"
+	}
+	for f in $changed; do
+		if git cat-file -e "HEAD:$f" 2>/dev/null; then git checkout -q HEAD -- "$f"; else rm -f "$f"; fi
+	done
+	quilt pop -q "$target" > /dev/null || back "quilt pop to $target failed" "make series-edits"
+	for f in $changed; do
+		quilt files | grep -qxF "$f" || quilt add "$f" > /dev/null
+	done
+	git apply "$saved" 2> "$GITDIR/refresh-into.log" ||
+		back "the edits do not apply on top of $target (see $GITDIR/refresh-into.log)" \
+			"edit the files as they are at $target, or refresh into a higher patch"
+	quilt refresh > /dev/null
+	if ! quilt push -a -q > "$GITDIR/quilt-push.log" 2>&1; then
+		quilt pop -a -q > /dev/null 2>&1
+		die "$target took the edits, but a patch above it no longer applies (see $GITDIR/quilt-push.log)" \
+			"fix that patch (quilt push -f; fix; quilt refresh), or git checkout patches/ to undo"
+	fi
+	commit_state
+	say "local edits of $(echo "$changed" | wc -l) files are now in $PATCHES/$target"
+}
+
 restore_edits() {
 	local f
 	for f in $changed; do
@@ -133,7 +175,7 @@ restore_edits() {
 
 case $cmd in
 apply) apply ;;
-refresh) refresh ;;
+refresh) if [ -n "${5:-}" ]; then refresh_into "$5"; else refresh; fi ;;
 edits) edits ;;
 reset)
 	cd "$SRC"

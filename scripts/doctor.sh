@@ -13,7 +13,10 @@ for p in $(grep -v '^#' "$(dirname "$0")/packages"); do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || pk="$pk $p"
 done
 if [ -z "$pk" ]; then ok "packages: all installed"
-else bad "packages missing:$pk" "make deps (or: sudo apt-get install$pk)"; fi
+else
+	sudo=; [ "$(id -u)" = 0 ] || sudo="sudo "
+	bad "packages missing:$pk" "make deps, or: ${sudo}apt-get install -y --no-install-recommends$pk"
+fi
 
 tb=/usr/src/linux-source-6.1.tar.xz
 if [ -f "$KSRC/Makefile" ]; then

@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tlb_smp_reuse: the invariant mmu_gather exists for, "flush the TLB before
- * the pages are freed", seen from another CPU. A reader thread on CPU 0
- * keeps reading a mapping (so its TLB holds the translations); a thread on
- * CPU 1 munmaps it, puts a PROT_NONE placeholder at the same address (so no
- * new mapping can legitimately appear there), then maps fresh memory and
- * fills it with a new pattern, which reuses the just-freed pages (same CPU,
- * per-cpu free lists are LIFO). The reader must only ever see the old
- * pattern, or SIGSEGV; seeing the new pattern means it read freed, reused
- * memory through a stale TLB entry.
+ * tlb_smp_reuse: munmap() on one CPU while another reads the mapping, then
+ * reuse of the freed pages. A reader thread on CPU 0 keeps reading a
+ * mapping (so its TLB holds the translations); a thread on CPU 1 munmaps
+ * it, puts a PROT_NONE placeholder at the same address (so no new mapping
+ * can legitimately appear there), then maps fresh memory and fills it with
+ * a new pattern, which reuses the just-freed pages (same CPU, per-cpu free
+ * lists are LIFO). The reader must only ever see the old pattern, or
+ * SIGSEGV.
+ *
+ * What this checks is that the shootdown reached CPU 0 by the time
+ * munmap() returned. It cannot see the order of the flush and the free
+ * inside munmap(): the pages are reused only after munmap() returns, when
+ * any flush, even one issued after the free, has completed. That order is
+ * checked by the KUnit case mmu_gather.gather_flushes_before_free.
+ */
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -172,7 +178,7 @@ int main(void)
 	if (atomic_load(&bad_reads))
 		ksft_print_msg("first unexpected value %#llx\n", (unsigned long long)first_bad);
 	ksft_test_result(!atomic_load(&bad_reads),
-			 "reader on CPU 0 never saw freed and reused memory\n");
+			 "reader on CPU 0 never saw the pages' reuse after munmap() returned on CPU 1\n");
 	ksft_test_result(done > 0 && !unfaulted,
 			 "the unmap reached CPU 0: SIGSEGV in %d of %d iterations\n",
 			 done - unfaulted, done);

@@ -15,7 +15,6 @@
  * any flush, even one issued after the free, has completed. That order is
  * checked by the KUnit case mmu_gather.gather_flushes_before_free.
  */
- */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>

@@ -18,7 +18,13 @@ done
 t0=$(date +%s)
 say "uapi headers for the selftests ..."
 make -s -C "$SRC" O="$OUT/hdr" ARCH=x86 headers_install INSTALL_HDR_PATH="$OUT/hdr/usr" \
-	> "$OUT.log" 2>&1 || { tail -20 "$OUT.log" >&2; die "headers_install failed (log $OUT.log)"; }
+	> "$OUT.log" 2>&1 || {
+	tail -20 "$OUT.log" >&2
+	missing=$(grep -o '[[:alnum:]_.+-]*: not found' "$OUT.log" | head -1 | cut -d: -f1)
+	[ -n "$missing" ] && die "headers_install needs $missing, which is not installed (log $OUT.log)" \
+		"make deps (scripts/packages lists what the build runs), or apt-get install $missing"
+	die "headers_install failed (log $OUT.log)"
+}
 
 progs=$(grep -v -e '^#' -e '^[[:space:]]*$' "$LIST" | awk '{print $1}' | sort -u)
 say "building $(echo "$progs" | wc -w) vm selftests (static) in $OUT/vm"

@@ -110,8 +110,8 @@ def killer(logs, name):
         s = line.lstrip()
         depth = (len(line) - len(s)) // 4
         sub = re.match(r'# Subtest: (\S+)', s)
-        if sub:
-            del stack[depth:]
+        if sub:     # "# Subtest: X" is indented as X's children are
+            del stack[max(depth - 1, 0):]
             stack.append(sub.group(1))
             continue
         bad = re.match(r'not ok \d+ (?:- )?([^#]*)', s)

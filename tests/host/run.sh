@@ -163,7 +163,7 @@ t0=$(date +%s)
 prc=$?
 tr -d '\r' < "$plain" > "$LOGS/plain-boot.log"
 gsum=$(grep -m1 -E '^mmlab: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$LOGS/plain-boot.log")
-ok_if "./linux ubd0=rootfs.img: exit 0 after $(( $(date +%s) - t0 ))s, guest summary '${gsum#mmlab: }'" \
+ok_if "./linux ubd0=rootfs.img: exit $prc (want 0) after $(( $(date +%s) - t0 ))s, guest summary '${gsum#mmlab: }'" \
 	[ "$prc" = 0 -a -n "$gsum" ]
 ok_if "./linux ubd0=rootfs.img: no test failed, the KTAP is complete" bash -c "
 	echo '$gsum' | grep -q ' 0 failed' &&

@@ -30,15 +30,8 @@ import time
 TIMEOUT = {'uml': 120, 'x86': 900}
 
 
-def say(msg):
-    print(f'mmlab: {msg}', flush=True)
-
-
-def die(msg, fix=None):
-    print(f'mmlab: error: {msg}', file=sys.stderr)
-    if fix:
-        print(f'mmlab:   fix: {fix}', file=sys.stderr)
-    sys.exit(2)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from boot import say, fail_setup as die  # noqa: E402  (one copy of the messages)
 
 
 def parse(path):

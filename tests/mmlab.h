@@ -347,6 +347,22 @@ static inline int mmlab_trace_pid(const char *line)
 	return *dash == '-' ? atoi(dash + 1) : -1;
 }
 
+/*
+ * Trace tracefs event directory @ev for this task only, from an empty
+ * buffer: its filter is "common_pid == <this pid>". 0, or -1.
+ */
+static inline int mmlab_trace_own(const char *ev)
+{
+	char path[256], filter[64];
+
+	snprintf(filter, sizeof(filter), "common_pid == %d", getpid());
+	snprintf(path, sizeof(path), "%s/filter", ev);
+	if (mmlab_write_file(path, filter) || mmlab_write_file("/sys/kernel/tracing/trace", ""))
+		return -1;
+	snprintf(path, sizeof(path), "%s/enable", ev);
+	return mmlab_write_file(path, "1");
+}
+
 static inline void *mmlab_map(size_t npages)
 {
 	void *p = mmap(NULL, npages * MMLAB_PAGE, PROT_READ | PROT_WRITE,

@@ -18,12 +18,9 @@ static struct ops traced(void (*fn)(char *), char *p, unsigned long lo, unsigned
 {
 	static char line[1024];
 	struct ops o = { 0 };
-	char filter[64];
 	FILE *f;
 
-	snprintf(filter, sizeof(filter), "common_pid == %d", getpid());
-	if (mmlab_write_file(EV "/filter", filter) || mmlab_write_file("/sys/kernel/tracing/trace", "") ||
-	    mmlab_write_file(EV "/enable", "1"))
+	if (mmlab_trace_own(EV))
 		ksft_exit_fail_msg("cannot enable %s\n", EV);
 	fn(p);
 	mmlab_write_file(EV "/enable", "0");

@@ -28,12 +28,9 @@ static struct flushes traced_munmap(char *p, long npages)
 {
 	static char line[1024];
 	struct flushes r = { 0, 0, 0, 0 };
-	char filter[64];
 	FILE *f;
 
-	snprintf(filter, sizeof(filter), "common_pid == %d", getpid());
-	if (mmlab_write_file(EV "/filter", filter) || mmlab_write_file("/sys/kernel/tracing/trace", "") ||
-	    mmlab_write_file(EV "/enable", "1"))
+	if (mmlab_trace_own(EV))
 		ksft_exit_fail_msg("cannot enable %s\n", EV);
 	if (munmap(p, npages * MMLAB_PAGE))
 		ksft_exit_fail_msg("munmap: %s\n", strerror(errno));

@@ -22,11 +22,7 @@ SPLAT = re.compile(r'Kernel panic|Oops[:\s]|BUG:|kernel BUG at|WARNING:|KASAN:|U
                    r'INFO: task .* blocked|general protection fault|Bad page (state|map)|'
                    r'Unable to handle kernel')
 BEGIN, END = 'mmlab: ktap begin', 'mmlab: ktap end'
-# Freed pages are zeroed: code that still reads a page it freed (a batch
-# page after free_pages(), say) sees zeros, not the stale data that would
-# hide the bug. As a boot parameter rather than INIT_ON_FREE_DEFAULT_ON,
-# which include/linux/mm.h reads, so the kernels need no full rebuild.
-DEBUG_PARAMS = ['init_on_free=1']
+
 KVM_PROBE_S = 8
 TOP_RESULT = re.compile(r'^(not ok|ok) \d+ ')
 
@@ -48,7 +44,7 @@ def uml_command(a):
     if not os.path.exists(a.rootfs):
         fail_setup(f'no root image at {a.rootfs}', 'make rootfs')
     # ubd0r: the image is opened read-only, so a run can never modify it.
-    cmd = [a.kernel, f'ubd0r={a.rootfs}', f'mem={a.mem}', f'mmlab.mode={a.mode}'] + DEBUG_PARAMS
+    cmd = [a.kernel, f'ubd0r={a.rootfs}', f'mem={a.mem}', f'mmlab.mode={a.mode}']
     if not a.interactive:
         cmd += ['con=null', 'ssl=null', 'con0=null,fd:1']
     return cmd + a.append
@@ -113,7 +109,7 @@ def qemu_command(a):
         # and per-CPU TLBs; they just do not run at the same instant.
         cmd[cmd.index('-accel') + 1] = 'tcg,thread=single'
         cmd += ['-cpu', 'max']
-    append = ['console=ttyS0', 'panic=-1', f'mmlab.mode={a.mode}'] + DEBUG_PARAMS + a.append
+    append = ['console=ttyS0', 'panic=-1', f'mmlab.mode={a.mode}'] + a.append
     if a.gdb:
         cmd += ['-s', '-S']
         append.append('nokaslr')

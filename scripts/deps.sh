@@ -3,14 +3,9 @@
 # not root and something is missing, print the apt-get line and exit 2.
 . "$(dirname "$0")/lib.sh"
 
-PKGS=$(grep -v '^#' "$(dirname "$0")/packages")
-
-missing=
-for p in $PKGS; do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
-		missing="$missing $p"
-done
+missing=$(missing_packages)
 [ -z "$missing" ] && exit 0
+missing=" $missing"
 
 line="apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" -ne 0 ]; then

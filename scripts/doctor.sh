@@ -8,10 +8,8 @@ ok()   { printf 'OK    %s\n' "$1"; }
 bad()  { printf 'FAIL  %s\n      fix: %s\n' "$1" "$2"; fails=$((fails + 1)); }
 info() { printf 'INFO  %s\n' "$1"; }
 
-pk=""
-for p in $(grep -v '^#' "$(dirname "$0")/packages"); do
-	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' || pk="$pk $p"
-done
+pk=$(missing_packages)
+[ -n "$pk" ] && pk=" $pk"
 if [ -z "$pk" ]; then ok "packages: all installed"
 else
 	sudo=; [ "$(id -u)" = 0 ] || sudo="sudo "

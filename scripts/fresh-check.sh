@@ -12,6 +12,8 @@
 # no failure. Shared with this machine: the kernel (UML runs as a process),
 # the ccache directory and apt's cache of downloaded .debs; nothing else.
 # Mounts are undone and the root removed on every exit (KEEP=1 keeps it).
+# FRESH_CCACHE=cold leaves this machine's ccache out: a new user's first
+# build, cold.
 # usage: fresh-check.sh ROOT BUILD LOGS
 . "$(dirname "$0")/lib.sh"
 set -uo pipefail
@@ -84,7 +86,10 @@ bind /dev/pts "$FRESH/dev/pts"
 mount -t tmpfs tmpfs "$FRESH/dev/shm" && mounted+=("$FRESH/dev/shm")
 bind /var/cache/apt/archives "$FRESH/var/cache/apt/archives"
 cache=$(ccache -k cache_dir 2>/dev/null)
-if [ -n "$cache" ] && [ -d "$cache" ]; then
+if [ "${FRESH_CCACHE:-warm}" = cold ]; then
+	say "FRESH_CCACHE=cold: the build inside starts from the root's own empty ccache"
+	export_cache=
+elif [ -n "$cache" ] && [ -d "$cache" ]; then
 	bind "$cache" "$FRESH$cache"
 	export_cache="CCACHE_DIR=$cache"
 else

@@ -27,6 +27,8 @@
 #define CG		"/sys/fs/cgroup/mmlab-anon_vma"
 #define FAILFS		"/sys/kernel/debug/fail_anon_vma_trylock"
 #define IDLE_BITMAP	"/sys/kernel/mm/page_idle/bitmap"
+#define KPAGEFLAGS	"/proc/kpageflags"
+#define KPF_LRU		5
 
 #define SHARED_SEED	1
 #define EXCL_SEED(id)	(20 + (id))	/* id 0 is the parent */
@@ -97,6 +99,28 @@ static int tell_children(int cmd_fd[], int reply_fd[], char cmd)
 		if (read(reply_fd[i], &r, 1) != 1 || r)
 			bad++;
 	return bad;
+}
+
+/*
+ * How many shared pages are on an LRU list (/proc/kpageflags). The page_idle
+ * bitmap walks only those: a page still in a CPU's LRU batch is skipped.
+ */
+static long lru_pages(void)
+{
+	int fd = open(KPAGEFLAGS, O_RDONLY);
+	uint64_t flags, pfn;
+	long n = 0;
+	size_t pg;
+
+	if (fd < 0)
+		return -1;
+	for (pg = 0; pg < SHARED_PAGES; pg++) {
+		pfn = mmlab_pfn(shared + pg * MMLAB_PAGE);
+		if (pfn && pread(fd, &flags, 8, pfn * 8) == 8 && (flags >> KPF_LRU & 1))
+			n++;
+	}
+	close(fd);
+	return n;
 }
 
 /*
@@ -227,7 +251,7 @@ int main(void)
 	int cmd_fd[NCHILD], reply_fd[NCHILD], i, bad, status;
 	pthread_t thread;
 	char why[128];
-	long named, swapped;
+	long named, swapped, lru, lru_after;
 
 	ksft_print_header();
 	mmlab_need_mem(128);	/* 16 MiB in 4 processes, a memory cgroup, 64 MiB zram swap */
@@ -282,15 +306,18 @@ int main(void)
 			 NCHILD, SHARED_PAGES, EXCL_PAGES);
 
 	/* 1. Nobody writes the anon_vma: every walk gets the lock by trylock. */
+	lru = lru_pages();
 	fast = mmlab_vmstat("anon_vma_lock_fast");
 	slow = mmlab_vmstat("anon_vma_lock_slow");
 	named = idle_walk();
 	fast = mmlab_vmstat("anon_vma_lock_fast") - fast;
 	slow = mmlab_vmstat("anon_vma_lock_slow") - slow;
-	ksft_test_result(named == (long)SHARED_PAGES && fast >= named / 2 && fast <= named &&
-			 slow == 0,
-			 "page_idle walks of %ld shared pages: anon_vma_lock_fast +%lld, slow +%lld\n",
-			 named, fast, slow);
+	lru_after = lru_pages();
+	/* One walk, and one lock, per page on an LRU list (the same after). */
+	ksft_test_result(named == (long)SHARED_PAGES && lru > 0 && lru_after == lru &&
+			 fast == lru && slow == 0,
+			 "page_idle walks of %ld shared pages, %ld on an LRU list (%ld after): anon_vma_lock_fast +%lld, slow +%lld\n",
+			 named, lru, lru_after, fast, slow);
 
 	/* 2. Forced trylock failure: the same walks pin and sleep. */
 	fast = mmlab_vmstat("anon_vma_lock_fast");
@@ -298,14 +325,16 @@ int main(void)
 	race = mmlab_vmstat("anon_vma_lock_race");
 	if (fail_trylock(1))
 		ksft_exit_fail_msg("cannot force %s: %s\n", FAILFS, strerror(errno));
+	lru = lru_pages();
 	named = idle_walk();
 	fast = mmlab_vmstat("anon_vma_lock_fast") - fast;
 	slow = mmlab_vmstat("anon_vma_lock_slow") - slow;
 	race = mmlab_vmstat("anon_vma_lock_race") - race;
-	ksft_test_result(named == (long)SHARED_PAGES && slow >= named / 2 && slow <= named &&
-			 fast == 0 && race == 0,
-			 "fail_anon_vma_trylock: page_idle walks take the slow path: anon_vma_lock_slow +%lld, fast +%lld, race +%lld\n",
-			 slow, fast, race);
+	lru_after = lru_pages();
+	ksft_test_result(named == (long)SHARED_PAGES && lru > 0 && lru_after == lru &&
+			 slow == lru && fast == 0 && race == 0,
+			 "fail_anon_vma_trylock: page_idle walks of %ld pages on an LRU list (%ld after) take the slow path: anon_vma_lock_slow +%lld, fast +%lld, race +%lld\n",
+			 lru, lru_after, slow, fast, race);
 
 	/* 3. ... and reclaim's try_lock walks give up on the folio. */
 	cont = mmlab_vmstat("anon_vma_lock_contended");

@@ -71,7 +71,7 @@ help:
 ## make test-uml        the edit -> test loop: incremental UML rebuild + boot + KUnit + quick tests (T=a,b others; T=test all)
 ## make test-uml-all    the whole UML suite (vm selftests, bench, 20 s soak too), as make test runs it
 ## make mutate         mutation testing: every tests/mutants/ bug must fail the suite (M=name runs one)
-## make fresh-check     make and ./linux ubd0=rootfs.img on a fresh Debian 12 root (mmdebstrap; root; FRESH_CCACHE=cold: no ccache)
+## make fresh-check     make and ./linux ubd0=rootfs.img on a fresh Debian 12 root (mmdebstrap; root; FRESH_CCACHE=cold: the root's own empty ccache)
 ## make run             boot UML to an interactive shell (the image stays unmodified)
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
 ## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86

@@ -86,6 +86,10 @@ bind /dev/pts "$FRESH/dev/pts"
 mount -t tmpfs tmpfs "$FRESH/dev/shm" && mounted+=("$FRESH/dev/shm")
 bind /var/cache/apt/archives "$FRESH/var/cache/apt/archives"
 cache=$(ccache -k cache_dir 2>/dev/null)
+case ${FRESH_CCACHE:-warm} in warm|cold) ;;
+*) die "FRESH_CCACHE=$FRESH_CCACHE: warm (share this machine's ccache) or cold (the root's own, empty)" \
+	"make fresh-check FRESH_CCACHE=cold" ;;
+esac
 if [ "${FRESH_CCACHE:-warm}" = cold ]; then
 	say "FRESH_CCACHE=cold: the build inside starts from the root's own empty ccache"
 	export_cache=

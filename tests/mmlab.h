@@ -121,13 +121,13 @@ static inline int mmlab_write_file(const char *path, const char *val)
 	return ok ? 0 : -1;
 }
 
-/* A field of /proc/meminfo in KiB, or -1. */
-static inline long mmlab_meminfo(const char *field)
+/* A "Field: N kB" line of a /proc file (meminfo, PID/status, ...), or -1. */
+static inline long mmlab_proc_kib(const char *path, const char *field)
 {
 	char line[256];
 	size_t len = strlen(field);
 	long val = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
+	FILE *f = fopen(path, "r");
 
 	if (!f)
 		return -1;
@@ -139,6 +139,12 @@ static inline long mmlab_meminfo(const char *field)
 	}
 	fclose(f);
 	return val;
+}
+
+/* A field of /proc/meminfo in KiB, or -1. */
+static inline long mmlab_meminfo(const char *field)
+{
+	return mmlab_proc_kib("/proc/meminfo", field);
 }
 
 /*

@@ -8,8 +8,8 @@
  * 100 %, where a flush must come every 8 pages. The counters are global:
  * this task's share comes from the mmu_gather tracepoints, which name the
  * task, and the counters must agree with it (and with what other tasks did
- * meanwhile), so the model holds for this task's own gathers. The mmu_gather_flush
- * tracepoint must agree with the counters and report the unmapped range; a
+ * meanwhile), so the model holds for this task's own gathers. The
+ * mmu_gather_flush tracepoint must report the unmapped range; a
  * process killed with 64 MiB must pass every resident page and page table
  * through one gather as the model says; every page must come back and an
  * unrelated mapping must keep its data.
@@ -30,24 +30,6 @@ static const char *const ev_names[NR_EV] = {
 
 #define TRACEFS	"/sys/kernel/tracing"
 #define FAILFS	"/sys/kernel/debug/fail_mmu_gather"
-
-/* A field of /proc/PID/FILE, in KiB (-1 if missing). */
-static long proc_kib(pid_t pid, const char *file, const char *field)
-{
-	char path[64], line[256];
-	size_t n = strlen(field);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n) && line[n] == ':')
-			v = atol(line + n + 1);
-	if (f)
-		fclose(f);
-	return v;
-}
 
 /* Read the five counters without allocating (no heap activity). */
 static int read_events(long long ev[NR_EV])
@@ -128,16 +110,21 @@ static int set_failing(int on)
 }
 
 /*
- * What the two tracepoints saw: this task's flushes (events, pages, range)
- * and its share of each counter but the cap (own[]), and how many events
- * other tasks had meanwhile.
+ * What the two tracepoints saw: this task's share of each counter but the
+ * cap (own[]) and the range of its flushes, and the other tasks' share
+ * (foreign[]).
  */
 struct trace_sum {
-	long events, pages, foreign;
 	unsigned long lo, hi;
 	int fullmm;
-	long long own[NR_EV], foreign_ev[NR_EV];
+	long long own[NR_EV], foreign[NR_EV];
 };
+
+/* How many flushes and batch allocations other tasks had meanwhile. */
+static long long foreign_events(const struct trace_sum *t)
+{
+	return t->foreign[ALLOC] + t->foreign[FAIL] + t->foreign[FLUSH];
+}
 
 #define EVENTS	TRACEFS "/events/mmu_gather/"
 
@@ -168,8 +155,7 @@ static void trace_off(struct trace_sum *t, pid_t pid)
 		if (!p) {
 			p = strstr(line, "mmu_gather_batch_alloc: ");
 			if (p)
-				(own ? t->own : t->foreign_ev)[strncmp(p + 24, "ok ", 3) ? FAIL : ALLOC]++;
-			t->foreign += p && !own;
+				(own ? t->own : t->foreign)[strncmp(p + 24, "ok ", 3) ? FAIL : ALLOC]++;
 			continue;
 		}
 		if (sscanf(p, "mmu_gather_flush: mm=%*s range=%lx-%lx fullmm=%d freed_tables=%*d nr_pages=%u",
@@ -177,15 +163,12 @@ static void trace_off(struct trace_sum *t, pid_t pid)
 			continue;
 		if (!own) {
 			/* another task unmapped meanwhile */
-			t->foreign++;
-			t->foreign_ev[FLUSH]++;
-			t->foreign_ev[FREED] += nr;
+			t->foreign[FLUSH]++;
+			t->foreign[FREED] += nr;
 			continue;
 		}
 		t->own[FLUSH]++;
 		t->own[FREED] += nr;
-		t->events++;
-		t->pages += nr;
 		t->fullmm |= full;
 		if (s < t->lo)
 			t->lo = s;
@@ -209,6 +192,7 @@ static void trace_off(struct trace_sum *t, pid_t pid)
 static int task_counts(const long long before[NR_EV], const long long after[NR_EV],
 		       const struct trace_sum *t, int traced, long long got[NR_EV])
 {
+	long long foreign = foreign_events(t);
 	int i, bad = 0;
 
 	for (i = 0; i < NR_EV; i++) {
@@ -221,18 +205,18 @@ static int task_counts(const long long before[NR_EV], const long long after[NR_E
 		 * after the trace, so a flush traced before the window may add
 		 * a batch of pages: only the lower bound holds for it then.
 		 */
-		if (t->foreign ? delta < got[i] ||
-				 (i != FREED && delta > got[i] + t->foreign_ev[i] + 1) :
-				 delta != got[i]) {
+		if (foreign ? delta < got[i] ||
+			      (i != FREED && delta > got[i] + t->foreign[i] + 1) :
+			      delta != got[i]) {
 			ksft_print_msg("%s: the counter moved %lld, this task's tracepoints say %lld%s\n",
 				       ev_names[i], delta, got[i],
-				       t->foreign ? " (other tasks too: that plus theirs)" : "");
+				       foreign ? " (other tasks too: that plus theirs)" : "");
 			bad++;
 		}
 	}
-	if (t->foreign)
-		ksft_print_msg("%ld flushes and batch allocations of other tasks meanwhile\n",
-			       t->foreign);
+	if (foreign)
+		ksft_print_msg("%lld flushes and batch allocations of other tasks meanwhile\n",
+			       foreign);
 	return bad;
 }
 
@@ -348,7 +332,7 @@ static void one_case(const char *how, long npages, int fail)
 {
 	long long before[NR_EV], after[NR_EV], want[NR_EV], got[NR_EV];
 	long tables = 0, free_before, free_after;
-	struct trace_sum t;
+	struct trace_sum t = { 0 };	/* stays empty untraced */
 	char *region, *p;
 	size_t rlen;
 	int i, bad = 0, traced, counters_bad;
@@ -380,8 +364,6 @@ static void one_case(const char *how, long npages, int fail)
 	if (fail)
 		set_failing(0);
 
-	if (!traced)
-		memset(&t, 0, sizeof(t));
 	counters_bad = task_counts(before, after, &t, traced, got);
 	predict(npages + tables, fail, want);
 	bad = 0;
@@ -407,8 +389,8 @@ static void one_case(const char *how, long npages, int fail)
 			 t.lo <= (unsigned long)p && t.hi >= (unsigned long)(p + npages * MMLAB_PAGE);
 
 		if (!ok)
-			ksft_print_msg("trace: %ld events, %ld pages, range %lx-%lx, fullmm %d; unmapped %p-%p\n",
-				       t.events, t.pages, t.lo, t.hi, t.fullmm, p,
+			ksft_print_msg("trace: %lld events, %lld pages, range %lx-%lx, fullmm %d; unmapped %p-%p\n",
+				       t.own[FLUSH], t.own[FREED], t.lo, t.hi, t.fullmm, p,
 				       p + npages * MMLAB_PAGE);
 		ksft_test_result(ok, "%s %ld pages%s: tracepoint agrees (events, pages, range)\n",
 				 what, npages, fail ? " with fail_mmu_gather" : "");
@@ -431,10 +413,10 @@ static void exit_case(long npages, int fail)
 {
 	long long before[NR_EV], after[NR_EV], got[NR_EV], want[NR_EV];
 	long free_before, free_after, rss, tables;
-	struct trace_sum t;
+	struct trace_sum t = { 0 };	/* stays empty untraced */
 	int i, bad = 0, traced, status, pipefd[2];
+	char path[64], c;
 	pid_t pid;
-	char c;
 
 	if (pipe(pipefd))
 		ksft_exit_fail_msg("pipe\n");
@@ -462,8 +444,10 @@ static void exit_case(long npages, int fail)
 	 * the PGD is freed apart), unless a paravirtual flush frees those
 	 * through tlb_remove_table().
 	 */
-	rss = proc_kib(pid, "smaps_rollup", "Rss") / 4;
-	tables = tables_in_batches ? proc_kib(pid, "status", "VmPTE") / 4 + p4d_pages() : 0;
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", pid);
+	rss = mmlab_proc_kib(path, "Rss") / 4;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	tables = tables_in_batches ? mmlab_proc_kib(path, "VmPTE") / 4 + p4d_pages() : 0;
 	free_before = mmlab_free_kib();	/* the child holds its pages */
 	traced = !trace_on();
 	read_events(before);
@@ -479,8 +463,6 @@ static void exit_case(long npages, int fail)
 	close(pipefd[1]);
 
 	/* The batching model must hold exactly for the pages gathered. */
-	if (!traced)
-		memset(&t, 0, sizeof(t));
 	bad = task_counts(before, after, &t, traced, got);
 	predict(got[FREED], fail, want);
 	for (i = 0; i < NR_EV; i++)
@@ -493,8 +475,8 @@ static void exit_case(long npages, int fail)
 		       got[ALLOC], got[FAIL], got[LIMIT], got[FLUSH], got[FREED],
 		       want[ALLOC], want[FAIL], want[LIMIT], want[FLUSH], want[FREED]);
 	if (traced)
-		ksft_print_msg("exit trace: the child's %ld flushes of %ld pages, fullmm %d\n",
-			       t.events, t.pages, t.fullmm);
+		ksft_print_msg("exit trace: the child's %lld flushes of %lld pages, fullmm %d\n",
+			       t.own[FLUSH], t.own[FREED], t.fullmm);
 	ksft_test_result(!bad, "exit with %ld pages%s: its Rss and page tables in one gather, counters match the model\n",
 			 npages, fail ? " with fail_mmu_gather" : "");
 	ksft_test_result(free_after >= free_before + npages * 4 - 2048,

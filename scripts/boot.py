@@ -20,7 +20,7 @@ import time
 SPLAT = re.compile(r'Kernel panic|Oops[:\s]|BUG:|kernel BUG at|WARNING:|KASAN:|UBSAN:|'
                    r'possible recursive locking|circular locking dependency|'
                    r'INFO: task .* blocked|general protection fault|Bad page (state|map)|'
-                   r'Unable to handle kernel')
+                   r'Unable to handle kernel|pagealloc: memory corruption')
 BEGIN, END = 'mmlab: ktap begin', 'mmlab: ktap end'
 
 KVM_PROBE_S = 8
@@ -38,13 +38,19 @@ def fail_setup(msg, fix=None):
     sys.exit(2)
 
 
+# Every guest booted here poisons the pages it frees (CONFIG_PAGE_POISONING
+# in both config fragments): a use after free of a page or of a gather's
+# batch then reads 0xaa.. and faults, instead of finding the old contents.
+DEBUG_PARAMS = ['page_poison=1']
+
+
 def uml_command(a):
     if not os.access(a.kernel, os.X_OK):
         fail_setup(f'no UML kernel at {a.kernel}', 'make uml')
     if not os.path.exists(a.rootfs):
         fail_setup(f'no root image at {a.rootfs}', 'make rootfs')
     # ubd0r: the image is opened read-only, so a run can never modify it.
-    cmd = [a.kernel, f'ubd0r={a.rootfs}', f'mem={a.mem}', f'mmlab.mode={a.mode}']
+    cmd = [a.kernel, f'ubd0r={a.rootfs}', f'mem={a.mem}', f'mmlab.mode={a.mode}'] + DEBUG_PARAMS
     if not a.interactive:
         cmd += ['con=null', 'ssl=null', 'con0=null,fd:1']
     return cmd + a.append
@@ -109,7 +115,7 @@ def qemu_command(a):
         # and per-CPU TLBs; they just do not run at the same instant.
         cmd[cmd.index('-accel') + 1] = 'tcg,thread=single'
         cmd += ['-cpu', 'max']
-    append = ['console=ttyS0', 'panic=-1', f'mmlab.mode={a.mode}'] + a.append
+    append = ['console=ttyS0', 'panic=-1', f'mmlab.mode={a.mode}'] + DEBUG_PARAMS + a.append
     if a.gdb:
         cmd += ['-s', '-S']
         append.append('nokaslr')

@@ -21,6 +21,8 @@
 #include "kselftest.h"
 
 #define MMLAB_PAGE	4096UL
+/* What one PTE table maps (and one THP is) on x86_64 and UML x86_64. */
+#define MMLAB_PMD_SIZE	(2UL << 20)
 #define MMLAB_WORDS	(MMLAB_PAGE / sizeof(uint64_t))
 
 /* The value of word @w of page @pg for pattern @seed: differs per page and per seed. */
@@ -368,6 +370,18 @@ static inline int mmlab_trace_own(const char *ev)
 	snprintf(path, sizeof(path), "%s/enable", ev);
 	return mmlab_write_file(path, "1");
 }
+
+#ifdef CPU_SET	/* <sched.h> with _GNU_SOURCE */
+/* Pin the calling thread to @cpu: 0, or an error number. */
+static inline int mmlab_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? errno : 0;
+}
+#endif
 
 static inline void *mmlab_map(size_t npages)
 {

@@ -13,12 +13,14 @@
  * pages stay mapped to the small zero page and read zero (the written one
  * its data), and RSS grows by the written page only, never by 2 MiB. The
  * same three splits of an anonymous THP with data report kind=anon, count
- * in thp_split_pmd only and keep every byte.
+ * in thp_split_pmd only and keep every byte. Last, a THP that fork() shares
+ * is split in the child, whose writes must copy and leave the parent's data.
  */
 #define _GNU_SOURCE
+#include <sys/wait.h>
 #include "mmlab.h"
 
-#define HPAGE		(2UL << 20)
+#define HPAGE		MMLAB_PMD_SIZE
 #define HPAGE_PAGES	(HPAGE / MMLAB_PAGE)
 #define TRACEFS		"/sys/kernel/tracing"
 #define SPLIT_EVENT	TRACEFS "/events/thp/split_huge_pmd/enable"
@@ -213,6 +215,42 @@ static void split_case(char *p, int zero, enum op op)
 			 t.haddr, t.kind);
 }
 
+/*
+ * fork() shares a THP write-protected between parent and child. A split in
+ * either must keep each PTE write-protected, so that the next write copies
+ * the page: the child splits its PMD by unmapping page OFF and writes every
+ * other page, and the parent must still read its own data.
+ */
+static void split_cow_shared(void)
+{
+	char *p = map_huge_aligned();
+	size_t bad;
+	int status;
+	pid_t pid;
+
+	mmlab_fill(p, 0, HPAGE_PAGES, SEED);
+	if (smaps_kib("AnonHugePages", p, p + HPAGE) < 2048)
+		ksft_exit_fail_msg("no THP mapped for the fork case\n");
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (!pid) {
+		bad = !!munmap(p + OFF * MMLAB_PAGE, MMLAB_PAGE);
+		mmlab_fill(p, 0, OFF, SEED + 2);
+		mmlab_fill(p, OFF + 1, HPAGE_PAGES - OFF - 1, SEED + 2);
+		bad += mmlab_check(p, 0, OFF, SEED + 2, "child below");
+		bad += mmlab_check(p, OFF + 1, HPAGE_PAGES - OFF - 1, SEED + 2, "child above");
+		_exit(bad ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
+	bad = mmlab_check(p, 0, HPAGE_PAGES, SEED, "parent after the child's writes");
+	ksft_test_result(WIFEXITED(status) && !WEXITSTATUS(status) && !bad,
+			 "THP shared by fork and split in the child: the child's writes copy, the parent keeps its data (%zu pages changed)\n",
+			 bad);
+	munmap(p, HPAGE);
+}
+
 int main(void)
 {
 	long long zero0, fault0;
@@ -240,7 +278,7 @@ int main(void)
 		ksft_exit_skip("the huge zero page is off (transparent_hugepage/use_zero_page)\n");
 	if (mmlab_vmstat("thp_split_pmd_zero") < 0)
 		ksft_exit_skip("no thp_split_pmd_zero in /proc/vmstat (CONFIG_DEBUG_THP_SPLIT_PMD)\n");
-	ksft_set_plan(3 + NR_OPS * 3 + 3 * 3);
+	ksft_set_plan(3 + NR_OPS * 3 + 3 * 3 + 1);
 
 	fault0 = mmlab_vmstat("thp_fault_alloc");
 	p = map_huge_aligned();
@@ -279,6 +317,7 @@ int main(void)
 			ksft_exit_fail_msg("no THP mapped for %s\n", op_name[op]);
 		split_case(p, 0, op);
 	}
+	split_cow_shared();
 
 	ksft_finished();
 }

@@ -42,21 +42,12 @@ static void on_segv(int sig)
 	siglongjmp(reader_jmp, sig);
 }
 
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
 static void *reader(void *arg)
 {
 	int seen = -1;
 
 	(void)arg;
-	if (pin(0))
+	if (mmlab_pin(0))
 		ksft_print_msg("reader: cannot pin to CPU 0\n");
 	while (!atomic_load(&stop)) {
 		int it = atomic_load(&cur_iter);
@@ -110,7 +101,7 @@ int main(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
-	if (pin(1))
+	if (mmlab_pin(1))
 		ksft_exit_fail_msg("cannot pin to CPU 1\n");
 	if (pthread_create(&thr, NULL, reader, NULL))
 		ksft_exit_fail_msg("pthread_create\n");

@@ -28,8 +28,10 @@ series_sum() {
 # Files that differ from HEAD (modified, deleted or new), quilt's own excluded.
 edits() {
 	cd "$SRC"
-	# quilt's own state and Python byte code (kunit.py, gdb helpers) are not edits
-	{ git diff --name-only HEAD; git ls-files -o -x /.pc/ -x /patches -x __pycache__ -x '*.pyc'; } |
+	# quilt's own state, Python byte code (kunit.py, gdb helpers) and the
+	# cache checkpatch --strict leaves in the tree are not edits
+	{ git diff --name-only HEAD; git ls-files -o -x /.pc/ -x /patches -x __pycache__ -x '*.pyc' \
+		-x '/.checkpatch-camelcase.*'; } |
 		sort -u
 }
 

@@ -6,10 +6,13 @@
  * A parent fills a shared region and forks children; every process also
  * writes an exclusive region of its own. Writing the PFNs of the shared
  * pages to /sys/kernel/mm/page_idle/bitmap walks their rmap from this task:
- * anon_vma_lock_fast rises by one per walked page. With fail_anon_vma_trylock
- * forced for this task the same walks pin the anon_vma and sleep for the
- * lock (anon_vma_lock_slow), and cgroup v2 memory.reclaim, whose
- * folio_referenced() walks with try_lock, gives up (anon_vma_lock_contended).
+ * one fast lock per page on an LRU list. With fail_anon_vma_trylock forced
+ * for this task the same walks pin the anon_vma and sleep for the lock
+ * (slow), and cgroup v2 memory.reclaim, whose folio_referenced() walks with
+ * try_lock, gives up (contended) and swaps nothing out. The outcomes are
+ * this task's, from the anon_vma_lock_read tracepoint filtered on its pid;
+ * the anon_vma_lock_* counters, which every task moves, must have grown by
+ * at least as much.
  * Then, with swap on zram and while a thread forks, exits and mprotects,
  * memory.reclaim swaps the shared pages out and MADV_PAGEOUT the exclusive
  * ones; every page in every process must read back its pattern, and swapoff
@@ -29,6 +32,10 @@
 #define IDLE_BITMAP	"/sys/kernel/mm/page_idle/bitmap"
 #define KPAGEFLAGS	"/proc/kpageflags"
 #define KPF_LRU		5
+#define LOCK_EVENT	"/sys/kernel/tracing/events/anon_vma/anon_vma_lock_read"
+#define TRACE_KB	"/sys/kernel/tracing/buffer_size_kb"
+/* A contended memory.reclaim walks ~100k times (96264 seen on UML): ~3 MiB. */
+#define TRACE_KB_NEED	"8192"
 
 #define SHARED_SEED	1
 #define EXCL_SEED(id)	(20 + (id))	/* id 0 is the parent */
@@ -47,6 +54,58 @@ static long swapped_pages(const char *base, size_t npages)
 	return n;
 }
 
+/*
+ * This task's folio_lock_anon_vma_read() outcomes, from the
+ * anon_vma_lock_read tracepoint filtered on its pid (the vm counters are
+ * global: kswapd, kcompactd or anything else walking rmap moves them), and
+ * how much the four counters grew meanwhile, which is at least that.
+ */
+struct outcomes {
+	long fast, slow, race, contended;
+	long long counted;
+};
+
+static long long lock_counters(void)
+{
+	return mmlab_vmstat("anon_vma_lock_fast") + mmlab_vmstat("anon_vma_lock_slow") +
+	       mmlab_vmstat("anon_vma_lock_race") + mmlab_vmstat("anon_vma_lock_contended");
+}
+
+static void outcomes_begin(struct outcomes *o)
+{
+	if (mmlab_trace_own(LOCK_EVENT))
+		ksft_exit_fail_msg("cannot trace %s: %s\n", LOCK_EVENT, strerror(errno));
+	o->counted = lock_counters();
+}
+
+/* Stop tracing and count this task's events; a lost event fails the test. */
+static void outcomes_end(struct outcomes *o)
+{
+	unsigned long in_buffer = 0, written = 0;
+	long long counted = lock_counters();
+	static char line[512];
+	FILE *f;
+
+	mmlab_write_file(LOCK_EVENT "/enable", "0");
+	o->fast = o->slow = o->race = o->contended = 0;
+	f = fopen("/sys/kernel/tracing/trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "# entries-in-buffer/entries-written: %lu/%lu",
+			   &in_buffer, &written) == 2)
+			continue;
+		o->fast += !!strstr(line, " outcome=fast");
+		o->slow += !!strstr(line, " outcome=slow");
+		o->race += !!strstr(line, " outcome=race");
+		o->contended += !!strstr(line, " outcome=contended");
+	}
+	if (!f || in_buffer != written)
+		ksft_exit_fail_msg("the trace kept %lu of %lu events (buffer_size_kb too small)\n",
+				   in_buffer, written);
+	fclose(f);
+	o->counted = counted - o->counted;
+}
+
+static char trace_kb[32];	/* buffer_size_kb before the test */
 static volatile int stop_stress;
 static pid_t parent, pids[NCHILD];
 static int swap_is_on, in_cgroup;
@@ -202,10 +261,9 @@ static void save_attr(void)
 {
 	char path[128];
 	size_t i;
+	FILE *f;
 
 	for (i = 0; i < sizeof(attr) / sizeof(attr[0]); i++) {
-		FILE *f;
-
 		snprintf(path, sizeof(path), FAILFS "/%s", attr[i].name);
 		f = fopen(path, "r");
 		if (!f || !fgets(attr[i].val, sizeof(attr[i].val), f))
@@ -213,6 +271,11 @@ static void save_attr(void)
 		if (f)
 			fclose(f);
 	}
+	f = fopen(TRACE_KB, "r");
+	if (!f || !fgets(trace_kb, sizeof(trace_kb), f))
+		trace_kb[0] = 0;
+	if (f)
+		fclose(f);
 }
 
 /*
@@ -233,6 +296,8 @@ static void cleanup(void)
 			mmlab_write_file(path, attr[i].val);
 	}
 	mmlab_write_file("/proc/self/make-it-fail", "0");
+	if (trace_kb[0])
+		mmlab_write_file(TRACE_KB, trace_kb);
 	for (k = 0; k < NCHILD; k++) {
 		if (pids[k] > 0) {
 			kill(pids[k], SIGKILL);
@@ -247,7 +312,8 @@ static void cleanup(void)
 
 int main(void)
 {
-	long long fast, slow, race, cont, out, in;
+	long long out, in;
+	struct outcomes o;
 	int cmd_fd[NCHILD], reply_fd[NCHILD], i, bad, status;
 	pthread_t thread;
 	char why[128];
@@ -259,6 +325,8 @@ int main(void)
 		ksft_exit_skip("no anon_vma_lock_* in /proc/vmstat (CONFIG_DEBUG_ANON_VMA_LOCK)\n");
 	if (access(IDLE_BITMAP, W_OK))
 		ksft_exit_skip("no %s (CONFIG_IDLE_PAGE_TRACKING)\n", IDLE_BITMAP);
+	if (access(LOCK_EVENT, F_OK))
+		ksft_exit_skip("no %s (CONFIG_DEBUG_ANON_VMA_LOCK, tracefs)\n", LOCK_EVENT);
 	if (access(FAILFS, F_OK))
 		ksft_exit_skip("no %s (CONFIG_FAIL_ANON_VMA_TRYLOCK)\n", FAILFS);
 	if (access("/sys/fs/cgroup/cgroup.subtree_control", W_OK))
@@ -267,6 +335,8 @@ int main(void)
 	parent = getpid();
 	save_attr();
 	atexit(cleanup);
+	if (mmlab_write_file(TRACE_KB, TRACE_KB_NEED))
+		ksft_exit_fail_msg("cannot set %s to %s: %s\n", TRACE_KB, TRACE_KB_NEED, strerror(errno));
 
 	/* Everything this test maps is charged to its own memory cgroup. */
 	if (mmlab_write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory") ||
@@ -307,45 +377,41 @@ int main(void)
 
 	/* 1. Nobody writes the anon_vma: every walk gets the lock by trylock. */
 	lru = lru_pages();
-	fast = mmlab_vmstat("anon_vma_lock_fast");
-	slow = mmlab_vmstat("anon_vma_lock_slow");
+	outcomes_begin(&o);
 	named = idle_walk();
-	fast = mmlab_vmstat("anon_vma_lock_fast") - fast;
-	slow = mmlab_vmstat("anon_vma_lock_slow") - slow;
+	outcomes_end(&o);
 	lru_after = lru_pages();
 	/* One walk, and one lock, per page on an LRU list (the same after). */
 	ksft_test_result(named == (long)SHARED_PAGES && lru > 0 && lru_after == lru &&
-			 fast == lru && slow == 0,
-			 "page_idle walks of %ld shared pages, %ld on an LRU list (%ld after): anon_vma_lock_fast +%lld, slow +%lld\n",
-			 named, lru, lru_after, fast, slow);
+			 o.fast == lru && !o.slow && !o.race && !o.contended &&
+			 o.counted >= o.fast,
+			 "page_idle walks of %ld shared pages, %ld on an LRU list (%ld after): this task's locks fast %ld, slow %ld, race %ld, contended %ld (counters +%lld)\n",
+			 named, lru, lru_after, o.fast, o.slow, o.race, o.contended, o.counted);
 
 	/* 2. Forced trylock failure: the same walks pin and sleep. */
-	fast = mmlab_vmstat("anon_vma_lock_fast");
-	slow = mmlab_vmstat("anon_vma_lock_slow");
-	race = mmlab_vmstat("anon_vma_lock_race");
 	if (fail_trylock(1))
 		ksft_exit_fail_msg("cannot force %s: %s\n", FAILFS, strerror(errno));
 	lru = lru_pages();
+	outcomes_begin(&o);
 	named = idle_walk();
-	fast = mmlab_vmstat("anon_vma_lock_fast") - fast;
-	slow = mmlab_vmstat("anon_vma_lock_slow") - slow;
-	race = mmlab_vmstat("anon_vma_lock_race") - race;
+	outcomes_end(&o);
 	lru_after = lru_pages();
 	ksft_test_result(named == (long)SHARED_PAGES && lru > 0 && lru_after == lru &&
-			 slow == lru && fast == 0 && race == 0,
-			 "fail_anon_vma_trylock: page_idle walks of %ld pages on an LRU list (%ld after) take the slow path: anon_vma_lock_slow +%lld, fast +%lld, race +%lld\n",
-			 lru, lru_after, slow, fast, race);
+			 o.slow == lru && !o.fast && !o.race && !o.contended &&
+			 o.counted >= o.slow,
+			 "fail_anon_vma_trylock: page_idle walks of %ld pages on an LRU list (%ld after) take the slow path: this task's locks slow %ld, fast %ld, race %ld, contended %ld (counters +%lld)\n",
+			 lru, lru_after, o.slow, o.fast, o.race, o.contended, o.counted);
 
-	/* 3. ... and reclaim's try_lock walks give up on the folio. */
-	cont = mmlab_vmstat("anon_vma_lock_contended");
-	out = mmlab_vmstat("pswpout");
+	/* 3. ... and reclaim's try_lock walks give up: nothing goes to swap. */
+	outcomes_begin(&o);
 	mmlab_write_file(CG "/memory.reclaim", "8M");	/* -EAGAIN is expected */
-	cont = mmlab_vmstat("anon_vma_lock_contended") - cont;
-	out = mmlab_vmstat("pswpout") - out;
+	outcomes_end(&o);
 	fail_trylock(0);
-	ksft_test_result(cont > 0 && out == 0,
-			 "fail_anon_vma_trylock: memory.reclaim gives up on contended anon_vmas: anon_vma_lock_contended +%lld, pswpout +%lld\n",
-			 cont, out);
+	swapped = swapped_pages(shared, SHARED_PAGES) + swapped_pages(excl, EXCL_PAGES);
+	ksft_test_result(o.contended > 0 && !o.fast && !o.slow && !swapped &&
+			 o.counted >= o.contended,
+			 "fail_anon_vma_trylock: memory.reclaim gives up on contended anon_vmas: this task's locks contended %ld, fast %ld, slow %ld (counters +%lld), %ld of its pages in swap\n",
+			 o.contended, o.fast, o.slow, o.counted, swapped);
 
 	/* 4. Reclaim: MADV_PAGEOUT takes only pages mapped once, all of these. */
 	out = mmlab_vmstat("pswpout");
@@ -361,15 +427,15 @@ int main(void)
 	stop_stress = 0;
 	if (pthread_create(&thread, NULL, stress, NULL))
 		ksft_exit_fail_msg("pthread_create failed\n");
-	fast = mmlab_vmstat("anon_vma_lock_fast");
 	out = mmlab_vmstat("pswpout");
+	outcomes_begin(&o);
 	for (i = 0; i < 8 && swapped_pages(shared, SHARED_PAGES) < (long)SHARED_PAGES / 2; i++)
 		mmlab_write_file(CG "/memory.reclaim", "16M");
+	outcomes_end(&o);
 	swapped = swapped_pages(shared, SHARED_PAGES);
-	fast = mmlab_vmstat("anon_vma_lock_fast") - fast;
-	ksft_test_result(swapped > 0 && fast > 0,
-			 "memory.reclaim swapped out %ld of %lu shared pages in %d rounds: anon_vma_lock_fast +%lld, pswpout +%lld\n",
-			 swapped, SHARED_PAGES, i, fast, mmlab_vmstat("pswpout") - out);
+	ksft_test_result(swapped > 0 && o.fast > 0,
+			 "memory.reclaim swapped out %ld of %lu shared pages in %d rounds: this task's locks fast %ld, contended %ld, pswpout +%lld\n",
+			 swapped, SHARED_PAGES, i, o.fast, o.contended, mmlab_vmstat("pswpout") - out);
 
 	/* 5. Everything comes back from swap intact. */
 	in = mmlab_vmstat("pswpin");

@@ -58,7 +58,8 @@ ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
 .PHONY: all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
         rootfs tests test test-uml test-host run doctor clean distclean help \
         initramfs qemu-verify qemu-run qemu-gdb gdb kselftest kselftest-uml kselftest-x86 \
-        soak soak-uml soak-x86 bench test-uml-all fresh-check mutate mutate-quick
+        soak soak-uml soak-x86 bench test-uml-all fresh-check mutate mutate-quick \
+        kcidb bisect bisect-check bundle lava-job lava-check
 
 all: deps uml rootfs
 	@$(MAKE) -s test-uml
@@ -77,6 +78,12 @@ help:
 ## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
 ## make bench           stock vs patched x86_64 in QEMU: ns/page ratios, counters, plot, bloat-o-meter (BOOTS=5)
 ## make soak            stress-ng + trinity + our tests under fault injection, UML and x86 (SOAK_SECONDS=180 SEED=n)
+## make kcidb           the last results as one KCIDB v5.3 document, build/logs/kcidb.json, validated (KCIDB_URL= KCIDB_TOKEN= also submit it)
+## make bisect          GOOD=<patch> BAD=<patch>: the first patch of the series that fails T=tests (default kunit; BISECT_ON=x86)
+## make bisect-check    make bisect over the series with a known bad patch slipped in: it must name it
+## make bundle          build/bundles/*.tar.gz: kernel, config, image, series, command line, logs of a run (RUN=name; default the last failed)
+## make lava-job        build/lava/: a LAVA job and device for the x86_64 suite (Debian's lava-dispatcher runs it)
+## make lava-check      run that job with lava-run here; LAVA's results.yaml must agree with our KTAP, case for case
 ## make qemu-run        the x86_64 guest with an interactive shell
 ## make qemu-gdb        QEMU -s -S (nokaslr) with gdb attached, lx-* helpers loaded (WORKLOAD=name)
 ## make gdb             UML under gdb with the MM helpers (WORKLOAD=munmap: boot into that test)
@@ -231,6 +238,35 @@ mutate: series
 
 mutate-quick: series
 	@SUMMARY=mutate-quick $(S)/mutate.py $(ROOT) $(KSRC) $(GITDIR) $(LOGS) $(MUTATE_QUICK)
+
+# Results beyond this machine: KCIDB, a bisect over the series, a bundle.
+kcidb: deps
+	@$(S)/kcidb.py $(ROOT) $(KSRC) $(LOGS) $(LOGS)/kcidb.json
+	@if [ -n "$(KCIDB_URL)" ]; then \
+	    [ -n "$$KCIDB_TOKEN" ] || { echo "mmlab: error: KCIDB_URL is set, KCIDB_TOKEN is not" >&2; \
+	        echo "mmlab:   fix: KCIDB_TOKEN=<your submission token> make kcidb KCIDB_URL=..." >&2; exit 2; }; \
+	    curl -fsS -X POST -H "Authorization: Bearer $$KCIDB_TOKEN" -H 'Content-Type: application/json' \
+	        --data-binary @$(LOGS)/kcidb.json "$(KCIDB_URL)" && echo "mmlab: submitted to $(KCIDB_URL)"; \
+	fi
+
+bisect: series
+	@T="$(T)" BISECT_ON="$(BISECT_ON)" $(S)/bisect.sh $(ROOT) $(KSRC) $(GITDIR) $(ROOT)/patches "$(GOOD)" "$(BAD)"
+
+bisect-check: series
+	@$(S)/bisect-check.sh $(ROOT) $(KSRC) $(GITDIR) $(BUILD) $(LOGS)
+
+# The x86_64 suite as a LAVA job; lava-check runs it with Debian's lava-run
+# (root; it installs scripts/packages-lava first). LAVA_T= a smaller suite.
+LAVA_T ?= test
+lava-job: deps x86 initramfs
+	@$(S)/lava.py job $(ROOT) $(BUILD)/lava --mode $(LAVA_T)
+
+lava-check: deps x86 initramfs
+	@$(S)/deps.sh $(S)/packages-lava
+	@$(S)/lava.py check $(ROOT) $(KSRC) $(BUILD)/lava $(LOGS) --mode $(LAVA_T)
+
+bundle: deps
+	@RUN="$(RUN)" $(S)/bundle.sh $(ROOT) $(LOGS) $(BUILD)/bundles
 
 # The README's opening commands on a fresh Debian 12 root (mmdebstrap).
 fresh-check: deps

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Boot the stock and the patched x86_64 kernel alternately (A/B/A/B) in
 QEMU with the same initramfs, in mmlab.mode=benchmark: each boot runs
 tests/bench, which prints one JSON line per workload (median of 5 runs).

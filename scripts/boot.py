@@ -1,27 +1,25 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Boot an mmlab guest (UML or QEMU), keep its console in build/logs/,
-parse the KTAP it prints with the tree's kunit.py, print one line per test
-and a last line "N passed, N failed, N skipped".
+print each top-level result as it comes; then results.py reads the log
+(KTAP, counts, verdict, crash title, JUnit) and prints the last line
+"N passed, N failed, N skipped".
 
 Exit codes: 0 pass, 1 a test failed, 2 setup/usage error, 3 kernel panic/
 oops/BUG/WARNING/lockdep/KASAN report, 124 timeout.
 """
 import argparse
-import json
+import datetime
 import os
 import re
 import resource
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
 
-SPLAT = re.compile(r'Kernel panic|Oops[:\s]|BUG:|kernel BUG at|WARNING:|KASAN:|UBSAN:|'
-                   r'possible recursive locking|circular locking dependency|'
-                   r'INFO: task .* blocked|general protection fault|Bad page (state|map)|'
-                   r'Unable to handle kernel|pagealloc: memory corruption')
-BEGIN, END = 'mmlab: ktap begin', 'mmlab: ktap end'
+from results import BEGIN, END, summarize  # noqa: E402 (scripts/results.py)
 
 KVM_PROBE_S = 8
 TOP_RESULT = re.compile(r'^(not ok|ok) \d+ ')
@@ -122,56 +120,12 @@ def qemu_command(a):
     return cmd + ['-append', ' '.join(append)], accel
 
 
-def parse_ktap(ksrc, ktap_path, json_path):
-    """kunit.py parse, in this process; return (passed, failed, skipped) of the leaves."""
-    kdir = os.path.join(ksrc, 'tools/testing/kunit')
-    if not os.path.exists(os.path.join(kdir, 'kunit.py')):
-        fail_setup(f'{kdir}/kunit.py is missing', 'make tree')
-    if os.path.exists(json_path):
-        os.unlink(json_path)
-    # What "kunit.py parse --json=FILE KTAP" does, without a second Python
-    # start (0.4 s here). No __pycache__ in the kernel tree: it would count
-    # as a local edit.
-    sys.dont_write_bytecode = True
-    sys.path.insert(0, kdir)
-    try:
-        import kunit  # pylint: disable=import-outside-toplevel
-        import kunit_json  # pylint: disable=import-outside-toplevel
-        with open(ktap_path, errors='backslashreplace') as f:
-            ktap = f.read().splitlines()
-        kunit.parse_tests(kunit.KunitParseRequest(raw_output=None, json=json_path),
-                          kunit_json.Metadata(), ktap)
-        sys.stdout.flush()
-    except Exception as e:  # pylint: disable=broad-except
-        say(f'kunit.py parse failed: {e!r}')
-    finally:
-        sys.path.remove(kdir)
-    try:
-        with open(json_path) as f:
-            root = json.load(f)
-    except (OSError, ValueError):
-        say('kunit.py parse wrote no results')
-        return 0, 1, 0
-    counts = [0, 0, 0]
-
-    def walk(group):
-        for case in group.get('test_cases', []):
-            counts[{'PASS': 0, 'SKIP': 2}.get(case['status'], 1)] += 1
-        for sub in group.get('sub_groups', []):
-            walk(sub)
-    walk(root)
-    # kunit_json keeps only the leaves: a test that printed "ok" for every
-    # case and then crashed or timed out ("not ok N name") must still fail.
-    with open(ktap_path) as f:
-        for line in f:
-            m = re.match(r'not ok \d+ (\S+)', line)
-            if m and '# SKIP' not in line:
-                group = next((g for g in root.get('sub_groups', []) if g['name'] == m.group(1)),
-                             None)
-                if group is None or not any(c['status'] not in ('PASS', 'SKIP')
-                                            for c in group.get('test_cases', [])):
-                    counts[1] += 1
-    return tuple(counts)
+def vmlinux_of(kernel):
+    """The ELF with symbols for decode_stacktrace.sh: UML's linux is one; a
+    bzImage's vmlinux is at the top of its O= directory."""
+    if kernel.endswith('arch/x86/boot/bzImage'):
+        return os.path.join(kernel[:-len('arch/x86/boot/bzImage')], 'vmlinux')
+    return kernel
 
 
 def main():
@@ -224,6 +178,7 @@ def main():
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     t0 = time.monotonic()
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True,
                             preexec_fn=no_core)
@@ -277,44 +232,10 @@ def main():
     say(f'guest ran {elapsed:.1f}s{f" under {accel}" if accel else ""}, '
         f'exit status {proc.returncode}')
 
-    splats = [l for l in lines if SPLAT.search(l)]
-    if BEGIN in lines:
-        ktap = lines[lines.index(BEGIN) + 1:]
-        ktap = ktap[:ktap.index(END)] if END in ktap else ktap
-    else:
-        ktap = []
-    ktap_path = os.path.join(a.logdir, f'{name}.ktap')
-    with open(ktap_path, 'w') as f:
-        f.write('\n'.join(ktap) + '\n')
-
-    if ktap:
-        passed, failed, skipped = parse_ktap(a.ksrc, ktap_path,
-                                             os.path.join(a.logdir, f'{name}.json'))
-    else:
-        say('the guest printed no KTAP results')
-        passed, failed, skipped = 0, 1, 0
-    if END not in lines and ktap:
-        say('the KTAP output stopped before its end marker')
-        failed = max(failed, 1)
-
-    if splats:
-        rc, why = 3, 'kernel splat in the console log:\n' + \
-            '\n'.join('    ' + s for s in splats[:10])
-        if timed_out:
-            why += f'\n  and then it timed out after {a.timeout}s'
-    elif timed_out:
-        rc, why = 124, f'timed out after {a.timeout}s (raise with TIMEOUT=)'
-    elif failed:
-        rc, why = 1, 'test failures'
-    else:
-        rc, why = 0, None
-    if why:
-        say(f'{name}: {why} (log: {log_path})')
-    with open(os.path.join(a.logdir, f'{name}.summary'), 'w') as f:
-        f.write(f'{passed} {failed} {skipped} {rc}\n')
-    print(f'{passed} passed, {failed} failed, {skipped} skipped', flush=True)
-    sys.exit(rc)
-
+    run = {'target': a.target, 'kernel': os.path.abspath(a.kernel), 'accel': accel,
+           'started': started, 'seconds': round(elapsed, 1), 'command': shlex.join(cmd)}
+    sys.exit(summarize(name, lines, a.logdir, a.ksrc, a.timeout if timed_out else None,
+                       log_path, vmlinux_of(a.kernel), run))
 
 if __name__ == '__main__':
     main()

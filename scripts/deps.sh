@@ -3,7 +3,8 @@
 # not root and something is missing, print the apt-get line and exit 2.
 . "$(dirname "$0")/lib.sh"
 
-missing=$(missing_packages)
+# usage: deps.sh [LIST]   (default scripts/packages)
+missing=$(missing_packages "${1:-}")
 [ -z "$missing" ] && exit 0
 missing=" $missing"
 

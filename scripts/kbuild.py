@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """One kernel build into its own O= directory, with progress.
 
 kbuild's own short lines ("  CC      mm/mmu_gather.o") are counted, not

@@ -23,11 +23,12 @@ step() {
 	"$@" || return
 	say "$name done in $(( $(date +%s) - t0 ))s"
 }
-# missing_packages: the packages of scripts/packages that are not installed,
-# space-separated (one dpkg-query for all: this runs before every build).
+# missing_packages [LIST]: the packages of LIST (default scripts/packages)
+# that are not installed, space-separated (one dpkg-query for all: this
+# runs before every build).
 missing_packages() {
 	local want have p out=
-	want=$(grep -v '^#' "$(dirname "${BASH_SOURCE[0]}")/packages")
+	want=$(grep -v '^#' "${1:-$(dirname "${BASH_SOURCE[0]}")/packages}")
 	# shellcheck disable=SC2086
 	have=" $(dpkg-query -W -f='${Package} ${binary:Package} ${Status}\n' $want 2>/dev/null |
 		awk '$NF == "installed" && $(NF-1) == "ok" { printf "%s %s ", $1, $2 }')"

@@ -176,18 +176,30 @@ def main():
                         os.path.join(root, 'build/initramfs.cpio')]
             boot += ['--ksrc', ksrc, '--logdir', logs, '--name', 'mutate', '--mode',
                      m['tests'], '--timeout', str(TIMEOUT[m['target']])]
+            record = os.path.join(logs, 'mutate.run')
+            if os.path.exists(record):
+                os.unlink(record)
             r = subprocess.run(boot, capture_output=True, text=True)
             tree.restore()
             took = time.monotonic() - t0
-            if r.returncode == 0:
+            try:
+                with open(record) as f:
+                    run = json.load(f)
+            except (OSError, ValueError):
+                run = None
+            if r.returncode not in (0, 2) and (run is None or run['rc'] != r.returncode):
+                # boot.py itself failed (a Python error exits 1 too): that
+                # is no verdict on the mutant.
+                tail = (r.stderr.strip().splitlines() or ['?'])[-1][:200]
+                rows.append((m['name'], 'ERROR', f'boot.py wrote no results: {tail}', took))
+            elif r.returncode == 0:
                 rows.append((m['name'], 'SURVIVED', f'{m["target"]} {m["tests"]} all passed', took))
             elif r.returncode == 2:
                 rows.append((m['name'], 'ERROR', f'boot setup failed: {r.stderr.strip()[:200]}', took))
             else:
                 why = {3: 'kernel splat: ', 124: 'timeout: '}.get(r.returncode, '')
                 if r.returncode == 3:
-                    splat = [l.strip() for l in r.stdout.splitlines() if l.startswith('    ')]
-                    why += (splat or ['?'])[0][:120]
+                    why += run.get('why', '?')[:160]
                 else:
                     why += killer(logs, 'mutate')
                 rows.append((m['name'], 'KILLED', why, took))

@@ -100,6 +100,10 @@ printf 'CONFIG_NUMA=y\nCONFIG_DEBUG_VM=y\n' > "$TMP/bad-config"
 check "config option that cannot be set: exit 2 naming it" 2 'CONFIG_NUMA=y requested' \
 	"$S/config.sh" "$KSRC" "$TMP/o" um defconfig "$TMP/bad-config"
 
+# --- the results side on recorded console logs (tests/host/logs/) -------------
+check "results.py and kcidb.py on recorded logs: pass, failure, KUnit panic, x86 oops, timeout, cut KTAP" \
+	0 '^OK' env KSRC="$KSRC" /usr/bin/python3 -B "$ROOT/tests/host/test_results.py"
+
 # --- a guest that panics / hangs ---------------------------------------------
 BOOT=("$S/boot.py" uml --kernel "$ROOT/build/uml/linux" --rootfs "$ROOT/build/rootfs.img"
 	--ksrc "$KSRC" --logdir "$TMP/logs" --append "mmlab.hosttest=$$")
@@ -174,7 +178,7 @@ sed -n '/^mmlab: ktap begin$/,/^mmlab: ktap end$/p' "$LOGS/plain-boot.log" | sed
 hsum=$(python3 -B -c '
 import sys
 sys.path.insert(0, sys.argv[1])
-from boot import parse_ktap
+from results import parse_ktap
 print("%d passed, %d failed, %d skipped" % parse_ktap(*sys.argv[2:]))' \
 	"$S" "$KSRC" "$TMP/plain.ktap" "$TMP/plain.json" 2> /dev/null | tail -1)
 ok_if "./linux ubd0=rootfs.img: the guest's summary matches kunit.py's ($hsum)" \

@@ -1,0 +1,34 @@
+#!/bin/bash
+# make bisect-check: does make bisect find a bad patch? A copy of the
+# series with a known bad patch slipped in after 0007 (tests/mutants/
+# 09-tlb-flush-mmu-frees-before-flush.patch: tlb_flush_mmu() frees before it
+# flushes, which KUnit's mmu_gather suite, added by 0007, catches), bisected
+# between 0006 (good) and 0008 (bad) with T=kunit on UML. It must name the
+# slipped-in patch. Writes LOGDIR/bisect-check.summary.
+# usage: bisect-check.sh ROOT SRC GITDIR BUILD LOGDIR
+. "$(dirname "$0")/lib.sh"
+set -uo pipefail
+ROOT=$1 SRC=$2 GITDIR=$3 BUILD=$4 LOGS=$5
+BADNAME=0007a-mmlab-bisect-check-frees-before-flush.patch
+P=$BUILD/bisect-check/patches
+rm -rf "$P" && mkdir -p "$P"
+cp "$ROOT"/patches/*.patch "$P/"
+grep -v '^#' "$ROOT/tests/mutants/09-tlb-flush-mmu-frees-before-flush.patch" > "$P/$BADNAME"
+sed "/^0007-/a $BADNAME" "$ROOT/patches/series" > "$P/series"
+grep -q "^$BADNAME" "$P/series" || die "no 0007 patch in the series to slip the bad patch after"
+t0=$(date +%s)
+T=kunit BISECT_ON=uml "$ROOT/scripts/bisect.sh" "$ROOT" "$SRC" "$GITDIR" "$P" 0006 0008 |
+	tee "$LOGS/bisect-check.log"
+rc=${PIPESTATUS[0]}
+took=$(( $(date +%s) - t0 ))
+if [ "$rc" = 0 ] && grep -q "first bad patch: $BADNAME" "$LOGS/bisect-check.log"; then
+	say "bisect-check: make bisect named $BADNAME in ${took}s"
+	echo "1 0 0 0" > "$LOGS/bisect-check.summary"
+	echo "1 passed, 0 failed, 0 skipped"
+	exit 0
+fi
+say "bisect-check: FAILED: make bisect exited $rc and did not name $BADNAME (${took}s)"
+[ "$rc" = 2 ] || rc=1
+echo "0 1 0 $rc" > "$LOGS/bisect-check.summary"
+echo "0 passed, 1 failed, 0 skipped"
+exit $rc

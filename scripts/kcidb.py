@@ -1,0 +1,220 @@
+#!/usr/bin/python3
+"""make kcidb: the last results as one KCIDB v5.3 document, validated.
+
+  kcidb.py ROOT KSRC LOGDIR OUT
+
+One checkout (Linux v6.1.192 from the stable tree, as Debian packages it,
+plus our series: patchset_hash), one build per kernel built here (um and
+x86_64; x86_64 stock and options-off when make bench built them), one test
+per KTAP node of each guest run that boot.py recorded in LOGDIR (NAME.run
+and NAME.json; the mutants' runs are not results of this tree), the bench
+medians as DONE tests with a number. Ids are "mmlab:" and what the object
+is, so the same results give the same document.
+
+Validated against scripts/kcidb-v5.3.schema.json with Debian's
+python3-jsonschema (Draft-07, format checking on): exit 1 and every error
+when it does not validate, 2 when there is nothing to report.
+"""
+import glob
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+ORIGIN = 'mmlab'
+STABLE = 'https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git'
+# build directory -> (architecture, variant, config fragments)
+BUILDS = {
+    'uml': ('um', 'patched', 'defconfig + uml-config'),
+    'x86': ('x86_64', 'patched', 'x86_64_defconfig + kvm_guest.config + qemu-config'),
+    'x86-off': ('x86_64', 'options-off', 'x86_64_defconfig + kvm_guest.config + qemu-config '
+                'without the series\' options'),
+    'x86-stock': ('x86_64', 'stock', 'x86_64_defconfig + kvm_guest.config + qemu-config '
+                  'without the series\' options, series popped'),
+}
+IMAGES = {'um': 'linux', 'x86_64': 'arch/x86/boot/bzImage'}
+
+
+def die(msg, fix=None, rc=2):
+    print(f'mmlab: error: {msg}', file=sys.stderr)
+    if fix:
+        print(f'mmlab:   fix: {fix}', file=sys.stderr)
+    sys.exit(rc)
+
+
+def sha256(path):
+    with open(path, 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def segment(name):
+    """One path segment in KCIDB's [a-zA-Z0-9_-]+."""
+    return re.sub(r'[^a-zA-Z0-9_-]+', '_', name).strip('_') or '_'
+
+
+def checkout(root, ksrc):
+    series = [l.split()[0] for l in open(os.path.join(root, 'patches/series'))
+              if l.strip() and not l.startswith('#')]
+    # KCIDB's patchset_hash: sha256 over the newline-terminated sha256 of
+    # each patch, in the order they apply.
+    hashes = ''.join(sha256(os.path.join(root, 'patches', p)) + '\n' for p in series)
+    patchset = hashlib.sha256(hashes.encode()).hexdigest()
+    version = subprocess.run(['make', '-s', '-C', ksrc, 'kernelversion'], capture_output=True,
+                             text=True, check=False).stdout.strip() or 'unknown'
+    deb = subprocess.run(['dpkg-query', '-W', '-f', '${Version}', 'linux-source-6.1'],
+                         capture_output=True, text=True, check=False).stdout.strip()
+    major = '.'.join(version.split('.')[:2])
+    return {
+        'id': f'{ORIGIN}:v{version}-{patchset[:16]}',
+        'origin': ORIGIN,
+        'tree_name': 'stable',
+        'git_repository_url': STABLE,
+        'git_repository_branch': f'linux-{major}.y',
+        'git_commit_name': f'v{version}',
+        'git_commit_tags': [f'v{version}'],
+        'patchset_hash': patchset,
+        'valid': True,
+        'misc': {'source': f'Debian linux-source-{major} {deb}'.strip(),
+                 'series': series},
+    }
+
+
+def builds(root, checkout_id):
+    out = {}
+    for d, (arch, variant, config) in BUILDS.items():
+        o = os.path.join(root, 'build', d)
+        cfg = os.path.join(o, '.config')
+        if not os.path.exists(cfg):
+            continue
+        image = os.path.join(o, IMAGES[arch])
+        compiler = None
+        compile_h = os.path.join(o, 'include/generated/compile.h')
+        if os.path.exists(compile_h):
+            m = re.search(r'LINUX_COMPILER "([^"]*)"', open(compile_h).read())
+            compiler = m.group(1) if m else None
+        b = {
+            'id': f'{checkout_id}:{arch}-{variant}-{sha256(cfg)[:12]}',
+            'checkout_id': checkout_id,
+            'origin': ORIGIN,
+            'architecture': arch,
+            'config_name': config,
+            'config_url': f'file://{cfg}',
+            # A .config whose image is missing or older: the last build failed.
+            'status': 'PASS' if os.path.exists(image) and
+                      os.path.getmtime(image) >= os.path.getmtime(cfg) else 'FAIL',
+            'misc': {'variant': variant, 'output_dir': o},
+        }
+        if compiler:
+            b['compiler'] = compiler
+        out[d] = b
+    return out
+
+
+def run_tests(name, run, result, build_id):
+    """One KCIDB test per KTAP node of one run."""
+    tests, seen = [], {}
+
+    def add(path, status, **extra):
+        n = seen[path] = seen.get(path, 0) + 1
+        if n > 1:
+            path = f'{path}_{n}'
+        t = {'id': f'{build_id}:{name}:{path}', 'build_id': build_id, 'origin': ORIGIN,
+             'path': path, 'status': status,
+             'environment': {'comment': f'{run["target"]} guest, mmlab run {name}'},
+             'log_url': f'file://{run["log"]}'}
+        t.update(extra)
+        tests.append(t)
+
+    reported = set()
+
+    def walk(group, prefix):
+        for c in group.get('test_cases', []):
+            add(f'{prefix}.{segment(c["name"])}', c['status'], comment=c['name'])
+        for sub in group.get('sub_groups', []):
+            walk(sub, f'{prefix}.{segment(sub["name"])}')
+    for top in result.get('sub_groups', []):
+        reported.add(top['name'])
+        walk(top, f'mmlab.{segment(top["name"])}')
+    for c in result.get('test_cases', []):
+        reported.add(c['name'])
+        add(f'mmlab.{segment(c["name"])}', c['status'], comment=c['name'])
+    for t in run.get('planned', []):
+        if t not in reported:
+            add(f'mmlab.{segment(t)}', 'MISS', comment=f'{t}: never reported')
+    if run['rc'] in (3, 124):
+        add('mmlab', 'ERROR', comment=run.get('why', ''),
+            log_excerpt=run.get('why', '')[:16384])
+    return tests
+
+
+def bench_tests(root, blds):
+    path = os.path.join(root, 'build/bench/results.json')
+    if not os.path.exists(path):
+        return []
+    doc = json.load(open(path))
+    tests = []
+    for kernel, d in (('stock', 'x86-stock'), ('patched', 'x86')):
+        if d not in blds:
+            continue
+        bid = blds[d]['id']
+        for e in doc['results']:
+            p = f'mmlab.bench.{segment(e["workload"])}.pages_{e["pages"]}'
+            tests.append({'id': f'{bid}:bench:{p}', 'build_id': bid, 'origin': ORIGIN,
+                          'path': p, 'status': 'DONE',
+                          'number': {'value': e[kernel]['ns_per_page_median'], 'unit': 'ns/page'},
+                          'comment': f'median over {doc["boots_per_kernel"]} boots, {kernel} kernel',
+                          'misc': {'boots': e[kernel]['ns_per_page_boots']}})
+    return tests
+
+
+def main():
+    if len(sys.argv) != 5:
+        die('usage: kcidb.py ROOT KSRC LOGDIR OUT')
+    root, ksrc, logdir, out = sys.argv[1:]
+    try:
+        import jsonschema  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        die('python3-jsonschema is missing', 'make deps')
+    co = checkout(root, ksrc)
+    blds = builds(root, co['id'])
+    by_target = {'uml': blds.get('uml'), 'qemu': blds.get('x86')}
+    tests = []
+    for run_path in sorted(glob.glob(os.path.join(logdir, '*.run'))):
+        name = os.path.basename(run_path)[:-4]
+        if name.startswith('mutate'):
+            continue
+        run = json.load(open(run_path))
+        build = by_target.get(run['target'])
+        if build is None:
+            print(f'mmlab: {name}: no {run["target"]} build to hang it on, left out')
+            continue
+        json_path = os.path.join(logdir, f'{name}.json')
+        result = json.load(open(json_path)) if os.path.exists(json_path) else {}
+        tests += run_tests(name, run, result, build['id'])
+    tests += bench_tests(root, blds)
+    if not blds:
+        die('no kernel built yet', 'make, then make kcidb')
+    doc = {'version': {'major': 5, 'minor': 3}, 'checkouts': [co],
+           'builds': list(blds.values()), 'tests': tests}
+    schema_path = os.path.join(root, 'scripts/kcidb-v5.3.schema.json')
+    schema = json.load(open(schema_path))
+    v = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    errors = sorted(v.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    with open(out, 'w') as f:
+        json.dump(doc, f, indent=1)
+    if errors:
+        for e in errors[:20]:
+            where = '/'.join(str(p) for p in e.absolute_path)
+            print(f'mmlab: kcidb: {where}: {e.message}', file=sys.stderr)
+        die(f'{out} does not validate against {schema_path}: {len(errors)} errors', rc=1)
+    counts = {}
+    for t in tests:
+        counts[t['status']] = counts.get(t['status'], 0) + 1
+    print(f'mmlab: {out}: KCIDB v5.3, valid: 1 checkout, {len(blds)} builds, {len(tests)} tests '
+          f'({", ".join(f"{n} {s}" for s, n in sorted(counts.items()))})')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,341 @@
+#!/usr/bin/python3
+"""mmlab results: one guest's console log -> its KTAP, the counts, the
+verdict (exit code), a one-line crash title, a decoded copy of the log and
+JUnit XML.
+
+boot.py calls summarize() after each boot. Run on a recorded console log
+(tests/host/logs/ keeps some) it does the same without a guest:
+
+  results.py LOG --ksrc build/src --logdir DIR [--name N] [--timed-out SECS]
+
+Exit codes: 0 pass, 1 a test failed, 2 setup error, 3 kernel splat, 124
+timeout.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+SPLAT = re.compile(r'Kernel panic|Oops[:\s]|BUG:|kernel BUG at|WARNING:|KASAN:|UBSAN:|'
+                   r'possible recursive locking|circular locking dependency|'
+                   r'INFO: task .* blocked|general protection fault|Bad page (state|map)|'
+                   r'Unable to handle kernel|pagealloc: memory corruption|'
+                   r'invalid opcode: \d+ \[#')
+BEGIN, END = 'mmlab: ktap begin', 'mmlab: ktap end'
+# A KTAP result line at any depth (the name still carries its directive)
+KTAP_RESULT = re.compile(r'^(?P<indent> *)(?P<ok>ok|not ok) \d+ (?P<name>.*)$')
+TIMESTAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
+# "RIP: 0010:__split_huge_pmd+0xbb4/0x1620" (x86; user mode shows a bare
+# address), "RIP: 0033:gather_extends_chain+0x1b9/0x370" (UML, before its panic)
+KERNEL_RIP = re.compile(r'RIP: [0-9a-f]+:([A-Za-z_][\w.]*)\+0x')
+# "[<60117f28>] __tlb_remove_page_size+0x171/0x17f" (UML), " func+0x1/0x2" (x86)
+TRACE_ENTRY = re.compile(r'^\s*(?:\[<[0-9a-f]+>\]\s*)?(\?\s+)?([A-Za-z_][\w.]*)\+0x[0-9a-f]+/0x')
+# Functions that report a problem rather than have it.
+REPORTERS = re.compile(r'^(show_stack|dump_stack\w*|panic|__warn\w*|warn_slowpath\w*|report_bug|'
+                       r'handle_bug|exc_invalid_op|asm_exc_\w+|dump_page|__dump_page|bad_page|'
+                       r'print_\w+|_printk|printk\w*|vprintk\w*|__report_bad\w*|die|oops_\w+|'
+                       r'lockdep_\w+|check_\w+_usage|__lock_acquire|lock_acquire|'
+                       r'dump_header|kasan_report|__asan_\w+|panic_exit|segv\w*|relay_signal|'
+                       r'sig_handler\w*|hard_handler|unblock_signals\w*|um_\w+signals|'
+                       r'kunit_try_catch\w*|kthread|ret_from_fork|new_thread_handler)$')
+
+
+def say(msg):
+    print(f'mmlab: {msg}', flush=True)
+
+
+def ktap_section(lines):
+    """The lines between the guest's KTAP markers, and whether the end came."""
+    if BEGIN not in lines:
+        return [], False
+    ktap = lines[lines.index(BEGIN) + 1:]
+    if END in ktap:
+        return ktap[:ktap.index(END)], True
+    return ktap, False
+
+
+def parse_ktap(ksrc, ktap_path, json_path):
+    """kunit.py parse, in this process; return (passed, failed, skipped) of the leaves."""
+    kdir = os.path.join(ksrc, 'tools/testing/kunit')
+    if not os.path.exists(os.path.join(kdir, 'kunit.py')):
+        print(f'mmlab: error: {kdir}/kunit.py is missing\nmmlab:   fix: make tree', file=sys.stderr)
+        sys.exit(2)
+    if os.path.exists(json_path):
+        os.unlink(json_path)
+    # What "kunit.py parse --json=FILE KTAP" does, without a second Python
+    # start (0.4 s here). No __pycache__ in the kernel tree: it would count
+    # as a local edit.
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, kdir)
+    try:
+        import kunit  # pylint: disable=import-outside-toplevel
+        import kunit_json  # pylint: disable=import-outside-toplevel
+        with open(ktap_path, errors='backslashreplace') as f:
+            ktap = f.read().splitlines()
+        kunit.parse_tests(kunit.KunitParseRequest(raw_output=None, json=json_path),
+                          kunit_json.Metadata(), ktap)
+        sys.stdout.flush()
+    except Exception as e:  # pylint: disable=broad-except
+        say(f'kunit.py parse failed: {e!r}')
+    finally:
+        sys.path.remove(kdir)
+    try:
+        with open(json_path) as f:
+            root = json.load(f)
+    except (OSError, ValueError):
+        say('kunit.py parse wrote no results')
+        return 0, 1, 0
+    counts = [0, 0, 0]
+
+    def walk(group):
+        for case in group.get('test_cases', []):
+            counts[{'PASS': 0, 'SKIP': 2}.get(case['status'], 1)] += 1
+        for sub in group.get('sub_groups', []):
+            walk(sub)
+    walk(root)
+    # kunit_json keeps only the leaves: a test that printed "ok" for every
+    # case and then crashed or timed out ("not ok N name") must still fail.
+    with open(ktap_path) as f:
+        for line in f:
+            m = re.match(r'not ok \d+ (\S+)', line)
+            if m and '# SKIP' not in line:
+                group = next((g for g in root.get('sub_groups', []) if g['name'] == m.group(1)),
+                             None)
+                if group is None or not any(c['status'] not in ('PASS', 'SKIP')
+                                            for c in group.get('test_cases', [])):
+                    counts[1] += 1
+    return tuple(counts)
+
+
+def running_test(lines):
+    """The test running at the end of these console or KTAP lines.
+
+    The deepest KTAP subtest opened and not closed, with its last result;
+    else, as the guest prints a test's KTAP only when it ends, the next name
+    of its "# mmlab tests:" line after the top-level results so far. Printk
+    timestamps (KUnit at boot) are ignored.
+    """
+    stack, planned, done = [], [], 0
+    for raw in lines:
+        line = TIMESTAMP.sub('', raw).rstrip()
+        if line.startswith('# mmlab tests:'):
+            planned = line.split(':', 1)[1].split()
+            continue
+        if re.match(r'(not )?ok \d+ ', line):
+            done += 1
+        line = line.strip()
+        m = re.match(r'# Subtest: (\S+)', line)
+        if m:
+            stack.append([m.group(1), None])
+            continue
+        m = re.match(r'(?:not )?ok \d+ (.*?)(?:\s+#.*)?$', line)
+        if m and stack:
+            if m.group(1) == stack[-1][0]:
+                stack.pop()
+            else:
+                stack[-1][1] = m.group(1)
+    if stack:
+        test = '.'.join(s[0] for s in stack)
+        last = stack[-1][1]
+        return f'{test} (after its case "{last}")' if last else f'{test} (before its first case)'
+    if done < len(planned):
+        return planned[done]
+    return None
+
+
+def triage(lines):
+    """One line naming the first splat: its title, where, and the test running."""
+    first = next((i for i, l in enumerate(lines) if SPLAT.search(l)), None)
+    if first is None:
+        return None
+    title = TIMESTAMP.sub('', lines[first]).strip()
+    title = re.sub(r'^#\s*(\[\s*\d+\.\d+\]\s*)?', '', title)   # quoted by the guest's kernel_log
+    where = comm = None
+    # UML dumps the registers (and "Pid: N, comm: X") before its panic line,
+    # x86 after its oops line: look back a little first, then forward.
+    before = [TIMESTAMP.sub('', l) for l in lines[max(0, first - 15):first]]
+    for text in reversed(before):
+        m = KERNEL_RIP.search(text)
+        if m and where is None:
+            where = m.group(1)
+        m = re.search(r'\b[Cc]omm: (\S+)', text)
+        if m and comm is None:
+            comm = m.group(1)
+    for line in lines[first:first + 120]:
+        text = TIMESTAMP.sub('', line)
+        m = re.search(r'\b[Cc]omm: (\S+)', text)
+        if m and comm is None:
+            comm = m.group(1)
+        if where is not None:
+            if comm is not None:
+                break
+            continue
+        m = KERNEL_RIP.search(text)
+        if m:
+            where = m.group(1)
+            continue
+        m = TRACE_ENTRY.match(text)
+        if m and not m.group(1) and not REPORTERS.match(m.group(2)):
+            where = m.group(2)
+    if where is None:
+        m = re.search(r'/(\w+)\(\)', title)     # "BUG: failure at mm/x.c:195/func()!"
+        where = m.group(1) if m else None
+    ktap, _ = ktap_section(lines[:first])
+    test = running_test(ktap) if ktap else running_test(lines[:first])
+    out = title
+    if where:
+        out += f' in {where}()'
+    if test:
+        out += f' while {test} ran'
+    else:
+        out += ' during the guest tests' if ktap else ' at boot, before the guest tests'
+    if comm:
+        out += f' (task {comm})'
+    return out
+
+
+def decode(ksrc, vmlinux, log_path, out_path):
+    """The tree's decode_stacktrace.sh over the console log, into out_path."""
+    script = os.path.join(ksrc, 'scripts/decode_stacktrace.sh')
+    if not (vmlinux and os.path.exists(vmlinux) and os.path.exists(script)):
+        return f'no decoded copy: {vmlinux or "no vmlinux"} or {script} is missing'
+    with open(log_path, 'rb') as src, open(out_path, 'wb') as dst:
+        p = subprocess.run([script, vmlinux, ksrc], stdin=src, stdout=dst,
+                           stderr=subprocess.DEVNULL, check=False, timeout=300)
+    if p.returncode:
+        return f'decode_stacktrace.sh exited {p.returncode}'
+    return f'decoded log: {out_path}'
+
+
+def junit(json_path, xml_path, name):
+    """JUnit XML of kunit.py's results: one <testsuite> per KTAP subtest
+    (nested ones named parent.child), one <testcase> per leaf."""
+    from junit_xml import TestCase, TestSuite, to_xml_report_string  # pylint: disable=import-outside-toplevel
+    try:
+        with open(json_path) as f:
+            root = json.load(f)
+    except (OSError, ValueError):
+        root = {'name': name, 'sub_groups': [], 'test_cases': []}
+    suites = []
+
+    def walk(group, prefix):
+        cases = []
+        for c in group.get('test_cases', []):
+            tc = TestCase(c['name'], classname=prefix)
+            if c['status'] == 'SKIP':
+                tc.add_skipped_info(c.get('log', '') or 'skipped')
+            elif c['status'] != 'PASS':
+                tc.add_failure_info(c['status'], c.get('log', ''))
+            cases.append(tc)
+        if cases:
+            suites.append(TestSuite(prefix, cases))
+        for sub in group.get('sub_groups', []):
+            walk(sub, f'{prefix}.{sub["name"]}')
+    for top in root.get('sub_groups', []):
+        walk(top, f'mmlab.{name}.{top["name"]}')
+    if root.get('test_cases'):
+        walk({'test_cases': root['test_cases']}, f'mmlab.{name}')
+    with open(xml_path, 'w') as f:
+        f.write(to_xml_report_string(suites, prettyprint=True))
+
+
+def planned_tests(ktap):
+    """The names the guest's "# mmlab tests:" line announced (empty if none)."""
+    for line in ktap[:4]:
+        if line.startswith('# mmlab tests:'):
+            return line.split(':', 1)[1].split()
+    return []
+
+
+def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=None,
+              run=None):
+    """Write NAME.ktap, .json, .junit.xml, .summary and .run; print the counts;
+    return the exit code.
+
+    timed_out: the timeout in seconds when the guest was killed for it.
+    run: what boot.py knows of the run (target, kernel, start, seconds), kept
+    in NAME.run with the verdict for make kcidb.
+    """
+    ktap, complete = ktap_section(lines)
+    ktap_path = os.path.join(logdir, f'{name}.ktap')
+    json_path = os.path.join(logdir, f'{name}.json')
+    with open(ktap_path, 'w') as f:
+        f.write('\n'.join(ktap) + '\n')
+    if ktap:
+        passed, failed, skipped = parse_ktap(ksrc, ktap_path, json_path)
+    else:
+        say('the guest printed no KTAP results')
+        passed, failed, skipped = 0, 1, 0
+        if os.path.exists(json_path):
+            os.unlink(json_path)
+    if ktap and not complete:
+        say('the KTAP output stopped before its end marker')
+        failed = max(failed, 1)
+    splats = [l for l in lines if SPLAT.search(l)]
+    where = f' (log: {log_path})' if log_path else ''
+    if splats:
+        rc = 3
+        say(f'{name}: kernel splat: {triage(lines)}{where}')
+        for s in splats[:10]:
+            print(f'    {s}', flush=True)
+        if timed_out:
+            say(f'  and then it timed out after {timed_out}s')
+        if log_path:
+            say(decode(ksrc, vmlinux, log_path, os.path.join(logdir, f'{name}.decoded.log')))
+    elif timed_out:
+        rc = 124
+        test = running_test(ktap) if ktap else None
+        say(f'{name}: timed out after {timed_out}s'
+            f'{f" while {test} ran" if test else ""} (raise with TIMEOUT=){where}')
+    elif failed:
+        rc = 1
+        say(f'{name}: test failures{where}')
+    else:
+        rc = 0
+    why = None
+    if rc == 3:
+        why = triage(lines)
+    elif rc == 124:
+        why = f'timed out after {timed_out}s'
+    junit(json_path, os.path.join(logdir, f'{name}.junit.xml'), name)
+    with open(os.path.join(logdir, f'{name}.summary'), 'w') as f:
+        f.write(f'{passed} {failed} {skipped} {rc}\n')
+    record = dict(run or {}, log=os.path.abspath(log_path) if log_path else None, rc=rc,
+                  passed=passed, failed=failed, skipped=skipped,
+                  planned=planned_tests(ktap))
+    if why:
+        record['why'] = why
+    with open(os.path.join(logdir, f'{name}.run'), 'w') as f:
+        json.dump(record, f, indent=1)
+    print(f'{passed} passed, {failed} failed, {skipped} skipped', flush=True)
+    return rc
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('log', help='a console log boot.py kept')
+    p.add_argument('--ksrc', required=True, help='kernel tree (for kunit.py)')
+    p.add_argument('--logdir', required=True)
+    p.add_argument('--name', default=None, help='result name (default: the log\'s)')
+    p.add_argument('--timed-out', type=int, default=None, metavar='SECS',
+                   help='the guest was killed after SECS')
+    p.add_argument('--vmlinux', default=None, help='for the decoded copy of a splat')
+    p.add_argument('--target', default='uml', choices=['uml', 'qemu'])
+    a = p.parse_args()
+    try:
+        with open(a.log, errors='replace') as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        print(f'mmlab: error: {e}', file=sys.stderr)
+        sys.exit(2)
+    os.makedirs(a.logdir, exist_ok=True)
+    name = a.name or os.path.basename(a.log).rsplit('.', 1)[0]
+    sys.exit(summarize(name, lines, a.logdir, a.ksrc, a.timed_out, a.log, a.vmlinux,
+                       {'target': a.target}))
+
+
+if __name__ == '__main__':
+    main()

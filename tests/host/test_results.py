@@ -1,0 +1,188 @@
+#!/usr/bin/python3
+"""scripts/results.py and scripts/kcidb.py on recorded console logs
+(tests/host/logs/), the way tools/testing/kunit tests its parser on
+test_data/: a pass, a failure, a UML panic in KUnit, an x86 oops in a guest
+test, a timeout and a KTAP document cut short.
+
+usage: KSRC=build/src python3 -m unittest tests/host/test_results.py
+"""
+import contextlib
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+import junitparser
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, 'scripts'))
+import kcidb  # noqa: E402
+import results  # noqa: E402
+
+KSRC = os.environ.get('KSRC', os.path.join(ROOT, 'build/src'))
+LOGS = os.path.join(HERE, 'logs')
+
+
+def lines_of(name):
+    with open(os.path.join(LOGS, name), errors='replace') as f:
+        return f.read().splitlines()
+
+
+def guest_counts(lines):
+    """The guest's own summary line ("mmlab: N passed, N failed, N skipped")."""
+    for line in lines:
+        m = re.match(r'mmlab: (\d+) passed, (\d+) failed, (\d+) skipped', line)
+        if m:
+            return tuple(int(x) for x in m.groups())
+    return None
+
+
+class Results(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.out = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def summarize(self, lines, timed_out=None, target='uml'):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            rc = results.summarize('r', lines, self.out, KSRC, timed_out, None, None,
+                                   {'target': target})
+        with open(os.path.join(self.out, 'r.summary')) as f:
+            summary = tuple(int(x) for x in f.read().split())
+        with open(os.path.join(self.out, 'r.run')) as f:
+            run = json.load(f)
+        return rc, summary, run, buf.getvalue()
+
+    def junit_counts(self):
+        """(tests, failures + errors, skipped) as junitparser reads r.junit.xml."""
+        xml = junitparser.JUnitXml.fromfile(os.path.join(self.out, 'r.junit.xml'))
+        tests = failures = skipped = 0
+        for suite in xml:
+            for case in suite:
+                tests += 1
+                kinds = {type(r).__name__ for r in case.result}
+                failures += bool(kinds & {'Failure', 'Error'})
+                skipped += 'Skipped' in kinds
+        return tests, failures, skipped
+
+    def test_pass(self):
+        lines = lines_of('pass-uml.log')
+        rc, summary, run, _ = self.summarize(lines)
+        self.assertEqual(rc, 0)
+        self.assertEqual(summary[:3], guest_counts(lines))
+        self.assertEqual(summary[1], 0)
+        p, f, s = summary[:3]
+        self.assertEqual(self.junit_counts(), (p + f + s, f, s))
+        self.assertEqual(run['planned'][-1], 'kernel_log')
+        self.assertNotIn('why', run)
+
+    def test_failure(self):
+        lines = lines_of('fail-uml.log')
+        rc, summary, _, out = self.summarize(lines)
+        self.assertEqual(rc, 1)
+        self.assertEqual(summary[:3], guest_counts(lines))
+        self.assertEqual(summary[:3], (4, 3, 0))
+        self.assertEqual(self.junit_counts(), (7, 3, 0))
+        self.assertIn('r: test failures', out)
+        xml = junitparser.JUnitXml.fromfile(os.path.join(self.out, 'r.junit.xml'))
+        names = {s.name for s in xml}
+        self.assertEqual(names, {'mmlab.r.munmap', 'mmlab.r.um_host_ops', 'mmlab.r'})
+
+    def test_panic_in_kunit(self):
+        rc, _, run, out = self.summarize(lines_of('panic-uml.log'))
+        self.assertEqual(rc, 3)
+        title = ('BUG: failure at mm/mmu_gather.c:195/__tlb_remove_page_size()! in '
+                 '__tlb_remove_page_size() while mmu_gather (after its case '
+                 '"gather_extends_chain") ran (task kunit_try_catch)')
+        self.assertEqual(run['why'], title)
+        self.assertIn(f'kernel splat: {title}', out)
+
+    def test_oops_in_guest_test(self):
+        rc, summary, run, _ = self.summarize(lines_of('oops-x86.log'), target='qemu')
+        self.assertEqual(rc, 3)
+        self.assertGreaterEqual(summary[1], 1)
+        self.assertEqual(run['why'], 'invalid opcode: 0000 [#1] PREEMPT SMP NOPTI in '
+                         '__split_huge_pmd() during the guest tests (task thp_split)')
+
+    def test_timeout_names_the_running_test(self):
+        lines = lines_of('timeout-uml.log')
+        rc, summary, run, out = self.summarize(lines, timed_out=300)
+        self.assertEqual(rc, 124)
+        self.assertGreaterEqual(summary[1], 1)
+        # the guest had reported its first two tests: the third was running
+        self.assertEqual(run['why'], 'timed out after 300s')
+        self.assertIn(f'timed out after 300s while {run["planned"][2]} ran', out)
+
+    def test_truncated_ktap_fails(self):
+        rc, summary, _, out = self.summarize(lines_of('truncated-uml.log'))
+        self.assertEqual(rc, 1)
+        self.assertGreaterEqual(summary[1], 1)
+        self.assertIn('the KTAP output stopped before its end marker', out)
+
+    def test_no_ktap_at_all(self):
+        rc, summary, _, out = self.summarize(['Linux version 6.1.192', 'nothing else'])
+        self.assertEqual((rc, summary), (1, (0, 1, 0, 1)))
+        self.assertIn('the guest printed no KTAP results', out)
+
+
+class Kcidb(unittest.TestCase):
+    BUILD = 'mmlab:v6.1.192-0123456789abcdef:um-patched-0123456789ab'
+
+    def results_of(self, log, timed_out=None):
+        with tempfile.TemporaryDirectory() as out:
+            with contextlib.redirect_stdout(io.StringIO()):
+                results.summarize('r', lines_of(log), out, KSRC, timed_out, None, None,
+                                  {'target': 'uml'})
+            with open(os.path.join(out, 'r.run')) as f:
+                run = json.load(f)
+            with open(os.path.join(out, 'r.json')) as f:
+                result = json.load(f)
+        run['log'] = '/logs/r.log'
+        return kcidb.run_tests('r', run, result, self.BUILD)
+
+    def validate(self, tests):
+        import jsonschema  # pylint: disable=import-outside-toplevel
+        with open(os.path.join(ROOT, 'scripts/kcidb-v5.3.schema.json')) as f:
+            schema = json.load(f)
+        doc = {'version': {'major': 5, 'minor': 3},
+               'checkouts': [{'id': 'mmlab:c', 'origin': 'mmlab'}],
+               'builds': [{'id': self.BUILD, 'checkout_id': 'mmlab:c', 'origin': 'mmlab'}],
+               'tests': tests}
+        v = jsonschema.Draft7Validator(schema,
+                                       format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+        return [e.message for e in v.iter_errors(doc)]
+
+    def test_failure_tests(self):
+        tests = self.results_of('fail-uml.log')
+        self.assertEqual(self.validate(tests), [])
+        by_path = {t['path']: t['status'] for t in tests}
+        self.assertEqual(by_path['mmlab.munmap.600_pages_unmapped_guards_intact'], 'FAIL')
+        self.assertEqual(by_path['mmlab.kernel_log'], 'PASS')
+        self.assertEqual(len(tests), 7)
+        self.assertEqual(len({t['id'] for t in tests}), 7)
+        self.assertEqual(tests, self.results_of('fail-uml.log'))     # stable ids
+
+    def test_timeout_gives_error_and_miss(self):
+        tests = self.results_of('timeout-uml.log', timed_out=300)
+        self.assertEqual(self.validate(tests), [])
+        status = [t['status'] for t in tests]
+        self.assertIn('ERROR', status)
+        self.assertEqual(tests[-1]['path'], 'mmlab')
+        self.assertGreaterEqual(status.count('MISS'), 2)
+
+    def test_schema_rejects_a_bad_path(self):
+        tests = self.results_of('fail-uml.log')
+        tests[0]['path'] = 'mmlab.a b'
+        tests[1]['status'] = 'BROKEN'
+        self.assertEqual(len(self.validate(tests)), 2)
+
+
+if __name__ == '__main__':
+    unittest.main()

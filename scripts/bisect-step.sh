@@ -6,7 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 ROOT=$1 ON=$2 T=$3
 name=$(git log -1 --format=%s)
-if [ "$ON" = uml ]; then run=test-uml; else run=qemu-verify; fi
+if [ "$ON" = uml ]; then run=test-uml O=$ROOT/build/uml; else run=qemu-verify O=$ROOT/build/x86; fi
+# the series' .config, as bisect.sh saved it (this state's build may drop options)
+cp "$BISECT_CONFIG" "$O/.config"
 rm -f "$ROOT/build/logs/$run.summary"
 t0=$(date +%s)
 make -s -C "$ROOT" "$run" T="$T" > "$ROOT/build/logs/bisect-step.log" 2>&1

@@ -30,11 +30,16 @@ BRANCH=mmlab-bisect
 case $ON in uml|x86) ;; *) die "BISECT_ON=$ON" "BISECT_ON=uml (default) or x86" ;; esac
 mapfile -t series < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | awk '{print $1}')
 index_of() {	# index_of NAME: its position in the series (0-based)
-	local i hit=
+	local i hit= whole=
 	for i in "${!series[@]}"; do
-		case ${series[$i]} in "$1"*) [ -z "$hit" ] || die "$1 names more than one patch" \
-			"give more of the name: ${series[$hit]}, ${series[$i]}"; hit=$i ;; esac
+		case ${series[$i]} in
+		"$1" | "$1"[-.]*) whole="$whole $i" ;;	# 0012 is 0012-..., not 0012a-...
+		"$1"*) [ -z "$hit" ] || die "$1 names more than one patch" \
+			"give more of the name: ${series[$hit]}, ${series[$i]}"; hit=$i ;;
+		esac
 	done
+	[ -n "$whole" ] && hit=${whole# }
+	case $hit in *" "*) die "$1 names more than one patch" "give more of the name" ;; esac
 	[ -n "$hit" ] || die "no patch $1 in $PATCHES/series" "quilt series lists them"
 	echo "$hit"
 }
@@ -49,38 +54,51 @@ edits=$({ git diff --name-only HEAD; git ls-files -o -x /.pc/ -x /patches -x __p
 	"make series-refresh keeps them in the series, make series-reset drops them"
 orig=$(git symbolic-ref -q --short HEAD) || die "$GITDIR is not on a branch" "make series"
 
+orig_commit=$(git rev-parse HEAD)
+# The kernel's .config as the series wants it: an older state's Kconfig
+# lacks the series' options and its build drops them from .config, so each
+# step starts again from this copy (bisect-step.sh) and so does the restore.
+if [ "$ON" = uml ]; then O=$ROOT/build/uml; else O=$ROOT/build/x86; fi
+[ -f "$O/.config" ] || die "no $O/.config to bisect with" "make $ON first"
+export BISECT_CONFIG=$GITDIR/bisect-config-$ON
+cp "$O/.config" "$BISECT_CONFIG"
+
+# The commits are made in a scratch index (git apply --cached), so the work
+# tree only ever changes by what differs between two states of the series:
+# each step rebuilds those files alone. Back at HEAD's state, quilt's .pc
+# (never touched) matches the tree again.
 restore() {
 	trap - EXIT INT TERM
-	say "bisect: putting the tree back (series applied on $orig)"
-	git bisect reset -q > /dev/null 2>&1 || true
+	say "bisect: putting the tree back ($orig at ${orig_commit:0:12}, the series applied)"
+	git bisect reset > /dev/null 2>&1 || true
 	git checkout -q -f "$orig"
-	git reset -q --hard pristine
-	git clean -fdxq -e /patches
-	ln -sfn "$ROOT/patches" patches
-	command quilt --quiltrc - push -a -q > /dev/null
+	[ "$(git rev-parse HEAD)" = "$orig_commit" ] || git reset -q --hard "$orig_commit"
 	git branch -q -D "$BRANCH" 2> /dev/null || true
+	rm -f "$GITDIR/bisect-index"
 	edits=$(git diff --name-only HEAD)
 	[ -z "$edits" ] || warn "the restored tree differs from $orig: $edits"
+	cp "$BISECT_CONFIG" "$O/.config"
 	say "bisect: rebuilding the $ON kernel of the restored tree"
 	if [ "$ON" = uml ]; then make -s -C "$ROOT" uml > /dev/null; else make -s -C "$ROOT" x86 > /dev/null; fi
 }
 trap restore EXIT
 trap 'exit 130' INT TERM
 
-# One commit per patch, pristine first.
+# One commit per patch on top of pristine, the work tree left alone.
 say "bisect: one commit per patch, ${series[0]} .. ${series[$b]}, from $PATCHES"
-git checkout -q -f -B "$BRANCH" pristine
-git clean -fdxq -e /patches
-rm -rf .pc
+export GIT_INDEX_FILE=$GITDIR/bisect-index
+git read-tree pristine
+parent=$(git rev-parse pristine)
 declare -a commit
 for i in $(seq 0 "$b"); do
 	p=${series[$i]}
-	patch -p1 -s -f --no-backup-if-mismatch < "$PATCHES/$p" > "$GITDIR/bisect-patch.log" 2>&1 ||
+	git apply --cached -p1 "$PATCHES/$p" 2> "$GITDIR/bisect-patch.log" ||
 		die "$p does not apply at its place in the series (see $GITDIR/bisect-patch.log)"
-	git add -A -f -- . ':!.pc' ':!patches'
-	$GIT commit -q --allow-empty -m "$p"
-	commit[$i]=$(git rev-parse HEAD)
+	parent=$($GIT commit-tree "$(git write-tree)" -p "$parent" -m "$p")
+	commit[$i]=$parent
 done
+unset GIT_INDEX_FILE
+git branch -q -f "$BRANCH" "${commit[$b]}"
 
 step=$ROOT/scripts/bisect-step.sh
 t0=$(date +%s)
@@ -100,7 +118,7 @@ for end in "$b bad 1" "$g good 0"; do
 		exit 1
 	fi
 done
-git bisect start -q "${commit[$b]}" "${commit[$g]}" > /dev/null
+git bisect start "${commit[$b]}" "${commit[$g]}" > /dev/null
 set +e
 git bisect run "$step" "$ROOT" "$ON" "$T" > "$GITDIR/bisect.log" 2>&1
 rc=$?

@@ -6,18 +6,31 @@
 . "$(dirname "$0")/lib.sh"
 ROOT=$1 ON=$2 T=$3
 name=$(git log -1 --format=%s)
-if [ "$ON" = uml ]; then run=test-uml O=$ROOT/build/uml; else run=qemu-verify O=$ROOT/build/x86; fi
+# Booted as run "bisect" (not test-uml or qemu-verify: their results stay
+# those of the tree), the way make test-uml / qemu-verify boot.
+L=$ROOT/build/logs
+if [ "$ON" = uml ]; then
+	O=$ROOT/build/uml
+	build=(uml rootfs)
+	boot=(uml --kernel "$O/linux" --rootfs "$ROOT/build/rootfs.img")
+else
+	O=$ROOT/build/x86
+	build=(x86 initramfs)
+	boot=(qemu --kernel "$O/arch/x86/boot/bzImage" --initrd "$ROOT/build/initramfs.cpio")
+fi
 # the series' .config, as bisect.sh saved it (this state's build may drop options)
 cp "$BISECT_CONFIG" "$O/.config"
-rm -f "$ROOT/build/logs/$run.summary"
+rm -f "$L/bisect.summary"
 t0=$(date +%s)
-make -s -C "$ROOT" "$run" T="$T" > "$ROOT/build/logs/bisect-step.log" 2>&1
-rc=$(awk '{ print $4 }' "$ROOT/build/logs/$run.summary" 2>/dev/null)
+make -s -C "$ROOT" "${build[@]}" > "$L/bisect-step.log" 2>&1 &&
+	"$ROOT/scripts/boot.py" "${boot[@]}" --ksrc "$BISECT_SRC" --logdir "$L" --name bisect \
+		--mode "$T" >> "$L/bisect-step.log" 2>&1
+rc=$(awk '{ print $4 }' "$L/bisect.summary" 2>/dev/null)
 case ${rc:-2} in
 0) verdict=good code=0 ;;
 1|3) verdict=bad code=1 ;;
 *) verdict=skip code=125 ;;
 esac
-say "bisect step: $name: $run exit ${rc:-2 (no result: the build failed?)} -> $verdict ($(( $(date +%s) - t0 ))s)"
-[ "$code" = 125 ] && tail -5 "$ROOT/build/logs/bisect-step.log" | sed 's/^/mmlab:   /'
+say "bisect step: $name: exit ${rc:-2 (no result: the build failed?)} -> $verdict ($(( $(date +%s) - t0 ))s)"
+[ "$code" = 125 ] && tail -5 "$L/bisect-step.log" | sed 's/^/mmlab:   /'
 exit $code

@@ -60,7 +60,7 @@ orig_commit=$(git rev-parse HEAD)
 # step starts again from this copy (bisect-step.sh) and so does the restore.
 if [ "$ON" = uml ]; then O=$ROOT/build/uml; else O=$ROOT/build/x86; fi
 [ -f "$O/.config" ] || die "no $O/.config to bisect with" "make $ON first"
-export BISECT_CONFIG=$GITDIR/bisect-config-$ON
+export BISECT_CONFIG=$GITDIR/bisect-config-$ON BISECT_SRC=$SRC
 cp "$O/.config" "$BISECT_CONFIG"
 
 # The commits are made in a scratch index (git apply --cached), so the work

@@ -14,7 +14,7 @@ ROOT=$1 LOGS=$2 OUT=$3
 RUN=${RUN:-}
 
 if [ -z "$RUN" ]; then
-	runs=$(ls -t "$LOGS"/*.run 2>/dev/null | grep -v '/mutate' || true)
+	runs=$(ls -t "$LOGS"/*.run 2>/dev/null | grep -v -e '/mutate' -e '/bisect' || true)
 	[ -n "$runs" ] || die "no recorded run in $LOGS" "make test-uml (or any guest run) first"
 	for r in $runs; do
 		if python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["rc"] == 0)' "$r"; then
@@ -71,7 +71,7 @@ the Debian linux-source-6.1 tree with patches/series applied; its
 .config is kernel/config.
 ${seed:+Soak seed: $seed (SEED; make soak SEED=$seed replays the fuzzing in a checkout).}
 
-Replay (from this directory; needs $( [ "$target" = uml ] && echo "nothing but this x86_64 host" || echo "qemu-system-x86"):
+Replay (from this directory; needs $( [ "$target" = uml ] && echo "nothing but this x86_64 host" || echo "qemu-system-x86"))
   $replay
 
 The exact command line of the run: command-line. Its console log and

@@ -7,7 +7,8 @@ One checkout (Linux v6.1.192 from the stable tree, as Debian packages it,
 plus our series: patchset_hash), one build per kernel built here (um and
 x86_64; x86_64 stock and options-off when make bench built them), one test
 per KTAP node of each guest run that boot.py recorded in LOGDIR (NAME.run
-and NAME.json; the mutants' runs are not results of this tree), the bench
+and NAME.json; the runs of mutants and bisect steps are not results of
+this tree), the bench
 medians as DONE tests with a number. Ids are "mmlab:" and what the object
 is, so the same results give the same document.
 
@@ -183,7 +184,7 @@ def main():
     tests = []
     for run_path in sorted(glob.glob(os.path.join(logdir, '*.run'))):
         name = os.path.basename(run_path)[:-4]
-        if name.startswith('mutate'):
+        if name.startswith(('mutate', 'bisect')):
             continue
         run = json.load(open(run_path))
         build = by_target.get(run['target'])

@@ -177,6 +177,24 @@ class Kcidb(unittest.TestCase):
         self.assertEqual(tests[-1]['path'], 'mmlab')
         self.assertGreaterEqual(status.count('MISS'), 2)
 
+    def test_bench_medians_are_done_with_a_number(self):
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, 'build/bench'))
+            doc = {'boots_per_kernel': 5, 'results': [{
+                'workload': 'munmap 4k', 'pages': 512,
+                'stock': {'ns_per_page_median': 101.5, 'ns_per_page_boots': [100, 101.5, 103]},
+                'patched': {'ns_per_page_median': 99.0, 'ns_per_page_boots': [98, 99, 99.5]}}]}
+            with open(os.path.join(root, 'build/bench/results.json'), 'w') as f:
+                json.dump(doc, f)
+            blds = {'x86': {'id': self.BUILD}, 'x86-stock': {'id': self.BUILD + '-stock'}}
+            tests = kcidb.bench_tests(root, blds)
+        self.assertEqual([(t['path'], t['status'], t['number']['value'], t['number']['unit'])
+                          for t in tests],
+                         [('mmlab.bench.munmap_4k.pages_512', 'DONE', 101.5, 'ns/page'),
+                          ('mmlab.bench.munmap_4k.pages_512', 'DONE', 99.0, 'ns/page')])
+        self.assertEqual(tests[0]['build_id'], self.BUILD + '-stock')
+        self.assertEqual(self.validate([dict(t, build_id=self.BUILD) for t in tests]), [])
+
     def test_schema_rejects_a_bad_path(self):
         tests = self.results_of('fail-uml.log')
         tests[0]['path'] = 'mmlab.a b'

@@ -245,8 +245,12 @@ kcidb: deps
 	@if [ -n "$(KCIDB_URL)" ]; then \
 	    [ -n "$$KCIDB_TOKEN" ] || { echo "mmlab: error: KCIDB_URL is set, KCIDB_TOKEN is not" >&2; \
 	        echo "mmlab:   fix: KCIDB_TOKEN=<your submission token> make kcidb KCIDB_URL=..." >&2; exit 2; }; \
-	    curl -fsS -X POST -H "Authorization: Bearer $$KCIDB_TOKEN" -H 'Content-Type: application/json' \
-	        --data-binary @$(LOGS)/kcidb.json "$(KCIDB_URL)" && echo "mmlab: submitted to $(KCIDB_URL)"; \
+	    curl -fsS -X POST -H @<(printf 'Authorization: Bearer %s\n' "$$KCIDB_TOKEN") \
+	        -H 'Content-Type: application/json' --data-binary @$(LOGS)/kcidb.json "$(KCIDB_URL)" || \
+	        { rc=$$?; echo "mmlab: error: curl could not submit to $(KCIDB_URL) (curl exit $$rc)" >&2; \
+	          echo "mmlab:   fix: check the URL, the token and the network; build/logs/kcidb.json is kept" >&2; \
+	          exit 2; }; \
+	    echo "mmlab: submitted build/logs/kcidb.json to $(KCIDB_URL)"; \
 	fi
 
 bisect: series

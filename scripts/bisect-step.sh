@@ -22,7 +22,9 @@ fi
 cp "$BISECT_CONFIG" "$O/.config"
 rm -f "$L/bisect.summary"
 t0=$(date +%s)
-make -s -C "$ROOT" "${build[@]}" > "$L/bisect-step.log" 2>&1 &&
+# Not under git bisect's GIT_DIR: the kernel's setlocalversion would see a
+# git tree in build/src and build "6.1.192-g<sha>".
+env -u GIT_DIR -u GIT_WORK_TREE make -s -C "$ROOT" "${build[@]}" > "$L/bisect-step.log" 2>&1 &&
 	"$ROOT/scripts/boot.py" "${boot[@]}" --ksrc "$BISECT_SRC" --logdir "$L" --name bisect \
 		--mode "$T" >> "$L/bisect-step.log" 2>&1
 rc=$(awk '{ print $4 }' "$L/bisect.summary" 2>/dev/null)

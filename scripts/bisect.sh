@@ -30,29 +30,31 @@ BRANCH=mmlab-bisect
 case $ON in uml|x86) ;; *) die "BISECT_ON=$ON" "BISECT_ON=uml (default) or x86" ;; esac
 mapfile -t series < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | awk '{print $1}')
 index_of() {	# index_of NAME: its position in the series (0-based)
-	local i hit= whole=
+	local i whole=() part=()
 	for i in "${!series[@]}"; do
 		case ${series[$i]} in
-		"$1" | "$1"[-.]*) whole="$whole $i" ;;	# 0012 is 0012-..., not 0012a-...
-		"$1"*) [ -z "$hit" ] || die "$1 names more than one patch" \
-			"give more of the name: ${series[$hit]}, ${series[$i]}"; hit=$i ;;
+		"$1" | "$1"[-.]*) whole+=("$i") ;;	# 0012 is 0012-..., not 0012a-...
+		"$1"*) part+=("$i") ;;
 		esac
 	done
-	[ -n "$whole" ] && hit=${whole# }
-	case $hit in *" "*) die "$1 names more than one patch" "give more of the name" ;; esac
-	[ -n "$hit" ] || die "no patch $1 in $PATCHES/series" "quilt series lists them"
-	echo "$hit"
+	[ ${#whole[@]} = 0 ] && whole=("${part[@]}")
+	[ ${#whole[@]} = 1 ] && { echo "${whole[0]}"; return; }
+	[ ${#whole[@]} = 0 ] && die "no patch $1 in $PATCHES/series" "quilt series lists them"
+	die "$1 names more than one patch: $(for i in "${whole[@]}"; do printf '%s ' "${series[$i]}"; done)" \
+		"give more of the name"
 }
 g=$(index_of "$GOOD")
 b=$(index_of "$BAD")
-[ "$g" -lt "$b" ] || die "GOOD (${series[$g]}) must come before BAD (${series[$b]}) in the series"
+[ "$g" -lt "$b" ] || die "GOOD (${series[$g]}) must come before BAD (${series[$b]}) in the series" \
+	"swap them, or pick two other patches (quilt series lists them in order)"
 
 cd "$SRC"
 edits=$({ git diff --name-only HEAD; git ls-files -o -x /.pc/ -x /patches -x __pycache__ \
 	-x '*.pyc' -x '/.checkpatch-camelcase.*'; } | sort -u)
 [ -z "$edits" ] || die "$SRC has local edits ($(echo $edits | cut -c1-80))" \
 	"make series-refresh keeps them in the series, make series-reset drops them"
-orig=$(git symbolic-ref -q --short HEAD) || die "$GITDIR is not on a branch" "make series"
+orig=$(git symbolic-ref -q --short HEAD) || die "$GITDIR is not on a branch (an interrupted bisect?)" \
+	"GIT_DIR=$GITDIR GIT_WORK_TREE=$SRC git bisect reset; then git checkout master"
 
 orig_commit=$(git rev-parse HEAD)
 # The kernel's .config as the series wants it: an older state's Kconfig
@@ -69,17 +71,25 @@ cp "$O/.config" "$BISECT_CONFIG"
 # (never touched) matches the tree again.
 restore() {
 	trap - EXIT INT TERM
+	set +e
+	unset GIT_INDEX_FILE	# the real index: never check out against the scratch one
 	say "bisect: putting the tree back ($orig at ${orig_commit:0:12}, the series applied)"
-	git bisect reset > /dev/null 2>&1 || true
-	git checkout -q -f "$orig"
-	[ "$(git rev-parse HEAD)" = "$orig_commit" ] || git reset -q --hard "$orig_commit"
-	git branch -q -D "$BRANCH" 2> /dev/null || true
+	git bisect reset > /dev/null 2>&1
+	if ! git checkout -q -f "$orig" || ! git reset -q --hard "$orig_commit"; then
+		echo "mmlab: error: could not put $SRC back on $orig" >&2
+		echo "mmlab:   fix: rm -f $GITDIR/index.lock; GIT_DIR=$GITDIR GIT_WORK_TREE=$SRC" \
+			"git checkout -f $orig && git reset --hard $orig_commit" >&2
+		exit 2
+	fi
+	git branch -q -D "$BRANCH" 2> /dev/null
 	rm -f "$GITDIR/bisect-index"
 	edits=$(git diff --name-only HEAD)
 	[ -z "$edits" ] || warn "the restored tree differs from $orig: $edits"
 	cp "$BISECT_CONFIG" "$O/.config"
 	say "bisect: rebuilding the $ON kernel of the restored tree"
-	if [ "$ON" = uml ]; then make -s -C "$ROOT" uml > /dev/null; else make -s -C "$ROOT" x86 > /dev/null; fi
+	if [ "$ON" = uml ]; then target=uml; else target=x86; fi
+	env -u GIT_DIR -u GIT_WORK_TREE make -s -C "$ROOT" "$target" > /dev/null ||
+		warn "the rebuild of the restored tree failed: make $target says why"
 }
 trap restore EXIT
 trap 'exit 130' INT TERM

@@ -16,6 +16,11 @@ RUN=${RUN:-}
 if [ -z "$RUN" ]; then
 	runs=$(ls -t "$LOGS"/*.run 2>/dev/null | grep -v -e '/mutate' -e '/bisect' || true)
 	[ -n "$runs" ] || die "no recorded run in $LOGS" "make test-uml (or any guest run) first"
+	# runs boot.py made (lava-check's has no kernel or command line of its own)
+	runs=$(for r in $runs; do
+		python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(not r.get("command"))' "$r" &&
+			echo "$r"; done)
+	[ -n "$runs" ] || die "no run booted by boot.py in $LOGS" "make test-uml (or any guest run) first"
 	for r in $runs; do
 		if python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["rc"] == 0)' "$r"; then
 			RUN=$(basename "$r" .run)
@@ -26,9 +31,18 @@ if [ -z "$RUN" ]; then
 fi
 rec=$LOGS/$RUN.run
 [ -f "$rec" ] || die "no run $RUN in $LOGS" "RUN= one of: $(ls "$LOGS"/*.run | xargs -n1 basename | sed 's/\.run$//' | paste -sd' ')"
-field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]) or "")' "$rec" "$1"; }
+field() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1])).get(sys.argv[2]); print("" if v is None else v)' "$rec" "$1"; }
 target=$(field target) kernel=$(field kernel) cmd=$(field command) log=$(field log) rc=$(field rc)
+[ -n "$cmd" ] || die "$RUN was not booted by boot.py: no kernel or command line to bundle" \
+	"RUN= a run of make test-uml, qemu-verify, soak, ..."
 [ -f "$kernel" ] || die "the kernel of $RUN ($kernel) is gone" "rebuild it and rerun, then make bundle"
+# The kernel, image and .config are what build/ holds now: a rebuild since
+# the run would bundle another kernel than the one that ran.
+started=$(field started)
+if [ -n "$started" ] && [ "$(date -r "$kernel" +%s)" -gt "$(date -d "$started" +%s)" ]; then
+	die "$kernel was rebuilt after $RUN ran ($started): it is not the kernel that ran" \
+		"rerun the failing target, then make bundle"
+fi
 
 stamp=$(date +%Y%m%d-%H%M%S)
 name=mmlab-$RUN-$stamp

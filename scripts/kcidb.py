@@ -4,7 +4,8 @@
   kcidb.py ROOT KSRC LOGDIR OUT
 
 One checkout (Linux v6.1.192 from the stable tree, as Debian packages it,
-plus our series: patchset_hash), one build per kernel built here (um and
+plus our series: patchset_hash; and the same without the series for make
+bench's stock kernel), one build per kernel built here (um and
 x86_64; x86_64 stock and options-off when make bench built them), one test
 per KTAP node of each guest run that boot.py recorded in LOGDIR (NAME.run
 and NAME.json; the runs of mutants and bisect steps are not results of
@@ -16,6 +17,7 @@ Validated against scripts/kcidb-v5.3.schema.json with Debian's
 python3-jsonschema (Draft-07, format checking on): exit 1 and every error
 when it does not validate, 2 when there is nothing to report.
 """
+import datetime
 import glob
 import hashlib
 import json
@@ -82,9 +84,17 @@ def checkout(root, ksrc):
     }
 
 
-def builds(root, checkout_id):
+def stock_checkout(co):
+    """The same tree without our series: what make bench's stock kernel is."""
+    stock = dict(co, id=co['id'].rsplit('-', 1)[0], patchset_hash='',
+                 misc={'source': co['misc']['source'], 'series': []})
+    return stock
+
+
+def builds(root, checkout_id, stock_id):
     out = {}
     for d, (arch, variant, config) in BUILDS.items():
+        co_id = stock_id if variant == 'stock' else checkout_id
         o = os.path.join(root, 'build', d)
         cfg = os.path.join(o, '.config')
         if not os.path.exists(cfg):
@@ -96,8 +106,8 @@ def builds(root, checkout_id):
             m = re.search(r'LINUX_COMPILER "([^"]*)"', open(compile_h).read())
             compiler = m.group(1) if m else None
         b = {
-            'id': f'{checkout_id}:{arch}-{variant}-{sha256(cfg)[:12]}',
-            'checkout_id': checkout_id,
+            'id': f'{co_id}:{arch}-{variant}-{sha256(cfg)[:12]}',
+            'checkout_id': co_id,
             'origin': ORIGIN,
             'architecture': arch,
             'config_name': config,
@@ -111,6 +121,10 @@ def builds(root, checkout_id):
             b['compiler'] = compiler
         out[d] = b
     return out
+
+
+def image_of(build):
+    return os.path.join(build['misc']['output_dir'], IMAGES[build['architecture']])
 
 
 def run_tests(name, run, result, build_id):
@@ -128,25 +142,35 @@ def run_tests(name, run, result, build_id):
         t.update(extra)
         tests.append(t)
 
-    reported = set()
-
     def walk(group, prefix):
         for c in group.get('test_cases', []):
-            add(f'{prefix}.{segment(c["name"])}', c['status'], comment=c['name'])
+            if c['name']:       # unnamed: kunit.py's stand-in for a test that never reported
+                add(f'{prefix}.{segment(c["name"])}', c['status'], comment=c['name'])
         for sub in group.get('sub_groups', []):
             walk(sub, f'{prefix}.{segment(sub["name"])}')
+    # Each test's own result line too: a test can fail after its cases passed.
+    verdict = dict(run.get('top', []))
+    reported = set(verdict)
     for top in result.get('sub_groups', []):
         reported.add(top['name'])
         walk(top, f'mmlab.{segment(top["name"])}')
+        if top['name'] in verdict:
+            add(f'mmlab.{segment(top["name"])}', verdict[top['name']],
+                comment=f'{top["name"]}, the test as a whole')
     for c in result.get('test_cases', []):
-        reported.add(c['name'])
-        add(f'mmlab.{segment(c["name"])}', c['status'], comment=c['name'])
-    for t in run.get('planned', []):
-        if t not in reported:
+        if c['name']:
+            reported.add(c['name'])
+            add(f'mmlab.{segment(c["name"])}', c['status'], comment=c['name'])
+    why = run.get('why', '')
+    missing = [t for t in run.get('planned', []) if t not in reported]
+    for i, t in enumerate(missing):
+        if i == 0 and run['rc'] in (3, 124):
+            add(f'mmlab.{segment(t)}', 'ERROR', comment=f'{t}: running when the run ended',
+                log_excerpt=why[:16384])
+        else:
             add(f'mmlab.{segment(t)}', 'MISS', comment=f'{t}: never reported')
-    if run['rc'] in (3, 124):
-        add('mmlab', 'ERROR', comment=run.get('why', ''),
-            log_excerpt=run.get('why', '')[:16384])
+    if run['rc'] in (3, 124) and not missing:
+        add('mmlab', 'ERROR', comment=why, log_excerpt=why[:16384])
     return tests
 
 
@@ -154,7 +178,8 @@ def bench_tests(root, blds):
     path = os.path.join(root, 'build/bench/results.json')
     if not os.path.exists(path):
         return []
-    doc = json.load(open(path))
+    with open(path) as f:
+        doc = json.load(f)
     tests = []
     for kernel, d in (('stock', 'x86-stock'), ('patched', 'x86')):
         if d not in blds:
@@ -179,7 +204,8 @@ def main():
     except ImportError:
         die('python3-jsonschema is missing', 'make deps')
     co = checkout(root, ksrc)
-    blds = builds(root, co['id'])
+    stock = stock_checkout(co)
+    blds = builds(root, co['id'], stock['id'])
     by_target = {'uml': blds.get('uml'), 'qemu': blds.get('x86')}
     tests = []
     for run_path in sorted(glob.glob(os.path.join(logdir, '*.run'))):
@@ -191,13 +217,21 @@ def main():
         if build is None:
             print(f'mmlab: {name}: no {run["target"]} build to hang it on, left out')
             continue
+        # A run from before the last build of its kernel is not a result of this build.
+        kernel = run.get('kernel') or image_of(build)
+        if run.get('started') and os.path.exists(kernel) and \
+                os.path.getmtime(kernel) > datetime.datetime.fromisoformat(run['started']).timestamp():
+            print(f'mmlab: {name}: ran before {kernel} was last built, left out')
+            continue
         json_path = os.path.join(logdir, f'{name}.json')
         result = json.load(open(json_path)) if os.path.exists(json_path) else {}
         tests += run_tests(name, run, result, build['id'])
     tests += bench_tests(root, blds)
     if not blds:
         die('no kernel built yet', 'make, then make kcidb')
-    doc = {'version': {'major': 5, 'minor': 3}, 'checkouts': [co],
+    checkouts = [co] + ([stock] if any(b['checkout_id'] == stock['id'] for b in blds.values())
+                        else [])
+    doc = {'version': {'major': 5, 'minor': 3}, 'checkouts': checkouts,
            'builds': list(blds.values()), 'tests': tests}
     schema_path = os.path.join(root, 'scripts/kcidb-v5.3.schema.json')
     schema = json.load(open(schema_path))
@@ -213,7 +247,8 @@ def main():
     counts = {}
     for t in tests:
         counts[t['status']] = counts.get(t['status'], 0) + 1
-    print(f'mmlab: {out}: KCIDB v5.3, valid: 1 checkout, {len(blds)} builds, {len(tests)} tests '
+    print(f'mmlab: {out}: KCIDB v5.3, valid: {len(checkouts)} checkouts, {len(blds)} builds, '
+          f'{len(tests)} tests '
           f'({", ".join(f"{n} {s}" for s, n in sorted(counts.items()))})')
 
 

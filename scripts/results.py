@@ -24,6 +24,8 @@ SPLAT = re.compile(r'Kernel panic|Oops[:\s]|BUG:|kernel BUG at|WARNING:|KASAN:|U
                    r'Unable to handle kernel|pagealloc: memory corruption|'
                    r'invalid opcode: \d+ \[#')
 BEGIN, END = 'mmlab: ktap begin', 'mmlab: ktap end'
+DMESG_BEGIN = 'mmlab: kernel log follows'
+TEST_START = re.compile(r'mmlab: test (\S+) starts$')
 # A KTAP result line at any depth (the name still carries its directive)
 KTAP_RESULT = re.compile(r'^(?P<indent> *)(?P<ok>ok|not ok) \d+ (?P<name>.*)$')
 TIMESTAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
@@ -103,8 +105,11 @@ def parse_ktap(ksrc, ktap_path, json_path):
             if m and '# SKIP' not in line:
                 group = next((g for g in root.get('sub_groups', []) if g['name'] == m.group(1)),
                              None)
-                if group is None or not any(c['status'] not in ('PASS', 'SKIP')
-                                            for c in group.get('test_cases', [])):
+                if group is None:       # a test without cases: a leaf of the root
+                    group = {'test_cases': [c for c in root.get('test_cases', [])
+                                            if c['name'] == m.group(1)]}
+                if not any(c['status'] not in ('PASS', 'SKIP')
+                           for c in group.get('test_cases', [])):
                     counts[1] += 1
     return tuple(counts)
 
@@ -184,6 +189,16 @@ def triage(lines):
         where = m.group(1) if m else None
     ktap, _ = ktap_section(lines[:first])
     test = running_test(ktap) if ktap else running_test(lines[:first])
+    # A report below the console's log level (a WARNING, lockdep) reaches
+    # the console only inside kernel_log's output: the kernel log the guest
+    # prints at the end has it in order with "mmlab: test X starts".
+    if DMESG_BEGIN in lines:
+        dmesg = lines[lines.index(DMESG_BEGIN) + 1:]
+        at = next((i for i, l in enumerate(dmesg) if SPLAT.search(l)), None)
+        if at is not None:
+            starts = [m.group(1) for l in dmesg[:at] for m in [TEST_START.search(l)] if m]
+            if starts:
+                test = starts[-1]
     out = title
     if where:
         out += f' in {where}()'
@@ -202,16 +217,22 @@ def decode(ksrc, vmlinux, log_path, out_path):
     if not (vmlinux and os.path.exists(vmlinux) and os.path.exists(script)):
         return f'no decoded copy: {vmlinux or "no vmlinux"} or {script} is missing'
     with open(log_path, 'rb') as src, open(out_path, 'wb') as dst:
-        p = subprocess.run([script, vmlinux, ksrc], stdin=src, stdout=dst,
-                           stderr=subprocess.DEVNULL, check=False, timeout=300)
+        try:
+            p = subprocess.run([script, vmlinux, ksrc], stdin=src, stdout=dst,
+                               stderr=subprocess.DEVNULL, check=False, timeout=300)
+        except subprocess.TimeoutExpired:
+            return f'decode_stacktrace.sh took over 300 s: {out_path} is partial'
     if p.returncode:
         return f'decode_stacktrace.sh exited {p.returncode}'
     return f'decoded log: {out_path}'
 
 
-def junit(json_path, xml_path, name):
-    """JUnit XML of kunit.py's results: one <testsuite> per KTAP subtest
-    (nested ones named parent.child), one <testcase> per leaf."""
+def junit(json_path, xml_path, name, top, rc, why):
+    """JUnit XML of the run: one <testsuite> per KTAP subtest (nested ones
+    named parent.child), one <testcase> per named leaf; a test whose "not
+    ok" no failed case explains gets a failed <testcase> of its own, and a
+    crash, a timeout or a KTAP document cut short one <testcase> with an
+    error, so JUnit fails wherever the summary does."""
     from junit_xml import TestCase, TestSuite, to_xml_report_string  # pylint: disable=import-outside-toplevel
     try:
         with open(json_path) as f:
@@ -220,23 +241,48 @@ def junit(json_path, xml_path, name):
         root = {'name': name, 'sub_groups': [], 'test_cases': []}
     suites = []
 
-    def walk(group, prefix):
+    def failed(group):
+        return any(c['status'] not in ('PASS', 'SKIP') for c in group.get('test_cases', [])) \
+            or any(failed(g) for g in group.get('sub_groups', []))
+
+    def walk(group, prefix, verdict=None):
         cases = []
         for c in group.get('test_cases', []):
+            if not c['name']:       # kunit.py's stand-in for a test that never reported
+                continue
             tc = TestCase(c['name'], classname=prefix)
             if c['status'] == 'SKIP':
                 tc.add_skipped_info(c.get('log', '') or 'skipped')
             elif c['status'] != 'PASS':
                 tc.add_failure_info(c['status'], c.get('log', ''))
             cases.append(tc)
+        if verdict == 'FAIL' and not failed(group):
+            tc = TestCase(group['name'], classname=prefix)
+            tc.add_failure_info('not ok', 'the test failed after its cases passed')
+            cases.append(tc)
         if cases:
             suites.append(TestSuite(prefix, cases))
         for sub in group.get('sub_groups', []):
             walk(sub, f'{prefix}.{sub["name"]}')
-    for top in root.get('sub_groups', []):
-        walk(top, f'mmlab.{name}.{top["name"]}')
-    if root.get('test_cases'):
-        walk({'test_cases': root['test_cases']}, f'mmlab.{name}')
+    verdicts = dict((n, st) for n, st in top)
+    for group in root.get('sub_groups', []):
+        walk(group, f'mmlab.{name}.{group["name"]}', verdicts.get(group['name']))
+    # The tests without cases (kernel_log, ...) and the run itself.
+    cases = []
+    for c in root.get('test_cases', []):
+        if c['name']:
+            tc = TestCase(c['name'], classname=f'mmlab.{name}')
+            if c['status'] == 'SKIP':
+                tc.add_skipped_info('skipped')
+            elif c['status'] != 'PASS':
+                tc.add_failure_info(c['status'])
+            cases.append(tc)
+    if why:
+        tc = TestCase(name, classname=f'mmlab.{name}')
+        tc.add_error_info({3: 'kernel splat', 124: 'timeout'}.get(rc, 'incomplete run'), why)
+        cases.append(tc)
+    if cases:
+        suites.append(TestSuite(f'mmlab.{name}', cases))
     with open(xml_path, 'w') as f:
         f.write(to_xml_report_string(suites, prettyprint=True))
 
@@ -247,6 +293,19 @@ def planned_tests(ktap):
         if line.startswith('# mmlab tests:'):
             return line.split(':', 1)[1].split()
     return []
+
+
+def top_results(ktap):
+    """[name, PASS|FAIL|SKIP] of each top-level KTAP result, in order."""
+    out = []
+    for line in ktap:
+        m = KTAP_RESULT.match(line)
+        if m and not m.group('indent'):
+            test, _, directive = m.group('name').partition('#')
+            status = 'FAIL' if m.group('ok') == 'not ok' else \
+                'SKIP' if directive.strip().upper().startswith('SKIP') else 'PASS'
+            out.append([test.strip(), status])
+    return out
 
 
 def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=None,
@@ -261,54 +320,62 @@ def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=
     ktap, complete = ktap_section(lines)
     ktap_path = os.path.join(logdir, f'{name}.ktap')
     json_path = os.path.join(logdir, f'{name}.json')
+    decoded = os.path.join(logdir, f'{name}.decoded.log')
+    for stale in (json_path, decoded):
+        if os.path.exists(stale):
+            os.unlink(stale)
     with open(ktap_path, 'w') as f:
         f.write('\n'.join(ktap) + '\n')
+    why = None
     if ktap:
         passed, failed, skipped = parse_ktap(ksrc, ktap_path, json_path)
+        if not complete:
+            why = 'the KTAP output stopped before its end marker'
+            failed = max(failed, 1)
     else:
-        say('the guest printed no KTAP results')
+        why = 'the guest printed no KTAP results'
         passed, failed, skipped = 0, 1, 0
-        if os.path.exists(json_path):
-            os.unlink(json_path)
-    if ktap and not complete:
-        say('the KTAP output stopped before its end marker')
-        failed = max(failed, 1)
+    if why:
+        say(why)
     splats = [l for l in lines if SPLAT.search(l)]
     where = f' (log: {log_path})' if log_path else ''
     if splats:
-        rc = 3
-        say(f'{name}: kernel splat: {triage(lines)}{where}')
+        rc, why = 3, triage(lines)
+        say(f'{name}: kernel splat: {why}{where}')
         for s in splats[:10]:
             print(f'    {s}', flush=True)
         if timed_out:
             say(f'  and then it timed out after {timed_out}s')
-        if log_path:
-            say(decode(ksrc, vmlinux, log_path, os.path.join(logdir, f'{name}.decoded.log')))
     elif timed_out:
-        rc = 124
+        rc, why = 124, f'timed out after {timed_out}s'
         test = running_test(ktap) if ktap else None
-        say(f'{name}: timed out after {timed_out}s'
-            f'{f" while {test} ran" if test else ""} (raise with TIMEOUT=){where}')
+        if test:
+            why += f' while {test} ran'
+        say(f'{name}: {why} (raise with TIMEOUT=){where}')
     elif failed:
         rc = 1
         say(f'{name}: test failures{where}')
     else:
         rc = 0
-    why = None
-    if rc == 3:
-        why = triage(lines)
-    elif rc == 124:
-        why = f'timed out after {timed_out}s'
-    junit(json_path, os.path.join(logdir, f'{name}.junit.xml'), name)
+    top = top_results(ktap)
+    # The verdict first: nothing below may lose it.
     with open(os.path.join(logdir, f'{name}.summary'), 'w') as f:
         f.write(f'{passed} {failed} {skipped} {rc}\n')
     record = dict(run or {}, log=os.path.abspath(log_path) if log_path else None, rc=rc,
                   passed=passed, failed=failed, skipped=skipped,
-                  planned=planned_tests(ktap))
+                  planned=planned_tests(ktap), top=top)
     if why:
         record['why'] = why
     with open(os.path.join(logdir, f'{name}.run'), 'w') as f:
         json.dump(record, f, indent=1)
+    try:
+        junit(json_path, os.path.join(logdir, f'{name}.junit.xml'), name, top, rc, why)
+    except ImportError:
+        print('mmlab: error: python3-junit.xml is missing: no JUnit for this run\n'
+              'mmlab:   fix: make deps', file=sys.stderr)
+        rc = rc or 2
+    if rc == 3 and log_path:
+        say(decode(ksrc, vmlinux, log_path, decoded))
     print(f'{passed} passed, {failed} failed, {skipped} skipped', flush=True)
     return rc
 

@@ -103,6 +103,11 @@ class Results(unittest.TestCase):
                  '"gather_extends_chain") ran (task kunit_try_catch)')
         self.assertEqual(run['why'], title)
         self.assertIn(f'kernel splat: {title}', out)
+        # JUnit fails too: one error case for the run, with the title
+        xml = junitparser.JUnitXml.fromfile(os.path.join(self.out, 'r.junit.xml'))
+        errors = [r.message for s in xml for c in s for r in c.result
+                  if type(r).__name__ == 'Error']
+        self.assertEqual(errors, ['kernel splat'])
 
     def test_oops_in_guest_test(self):
         rc, summary, run, _ = self.summarize(lines_of('oops-x86.log'), target='qemu')
@@ -117,14 +122,53 @@ class Results(unittest.TestCase):
         self.assertEqual(rc, 124)
         self.assertGreaterEqual(summary[1], 1)
         # the guest had reported its first two tests: the third was running
-        self.assertEqual(run['why'], 'timed out after 300s')
-        self.assertIn(f'timed out after 300s while {run["planned"][2]} ran', out)
+        self.assertEqual(run['why'], f'timed out after 300s while {run["planned"][2]} ran')
+        self.assertIn(run['why'], out)
+        tests, failures, _ = self.junit_counts()
+        self.assertGreaterEqual(failures, 1)        # the run's own error case
 
     def test_truncated_ktap_fails(self):
         rc, summary, _, out = self.summarize(lines_of('truncated-uml.log'))
         self.assertEqual(rc, 1)
         self.assertGreaterEqual(summary[1], 1)
         self.assertIn('the KTAP output stopped before its end marker', out)
+
+    def test_suite_fails_after_its_cases_passed(self):
+        # a test that crashed after its last case: its own "not ok" is the
+        # only failure, and the summary, JUnit and KCIDB must all show it
+        lines = ['mmlab: ktap begin', 'KTAP version 1', '1..2', '# mmlab tests: munmap kernel_log',
+                 '    KTAP version 1', '    # Subtest: munmap', '    1..2',
+                 '    ok 1 first', '    ok 2 second', 'not ok 1 munmap # exit status 139',
+                 'not ok 2 kernel_log', 'mmlab: ktap end']
+        rc, summary, run, _ = self.summarize(lines)
+        self.assertEqual((rc, summary[:3]), (1, (2, 2, 0)))
+        self.assertEqual(run['top'], [['munmap', 'FAIL'], ['kernel_log', 'FAIL']])
+        self.assertEqual(self.junit_counts(), (4, 2, 0))
+        with open(os.path.join(self.out, 'r.json')) as f:
+            result = json.load(f)
+        run['log'] = '/logs/r.log'
+        tests = {t['path']: t['status'] for t in kcidb.run_tests('r', run, result, 'mmlab:b')}
+        self.assertEqual(tests, {'mmlab.munmap.first': 'PASS', 'mmlab.munmap.second': 'PASS',
+                                 'mmlab.munmap': 'FAIL', 'mmlab.kernel_log': 'FAIL'})
+
+    def test_warning_found_by_kernel_log_names_the_test_it_came_in(self):
+        # a WARNING stays off the console (dmesg -n 1): kernel_log quotes
+        # it, and the kernel log at the end places it after "thp_split starts"
+        lines = ['mmlab: ktap begin', 'KTAP version 1', '1..3',
+                 '# mmlab tests: thp_split fork_cow kernel_log',
+                 'ok 1 thp_split', 'ok 2 fork_cow',
+                 '    # [    3.10] WARNING: CPU: 1 PID: 90 at mm/huge_memory.c:2100 '
+                 '__split_huge_pmd+0x50/0x900',
+                 'not ok 3 kernel_log # the kernel log has a splat (full log below)',
+                 'mmlab: ktap end', 'mmlab: kernel log follows',
+                 '[    3.00] mmlab: test thp_split starts',
+                 '[    3.10] WARNING: CPU: 1 PID: 90 at mm/huge_memory.c:2100 '
+                 '__split_huge_pmd+0x50/0x900',
+                 '[    3.10] RIP: 0010:__split_huge_pmd+0x50/0x900',
+                 '[    3.50] mmlab: test fork_cow starts', 'mmlab: kernel log end']
+        rc, _, run, _ = self.summarize(lines, target='qemu')
+        self.assertEqual(rc, 3)
+        self.assertIn('in __split_huge_pmd() while thp_split ran', run['why'])
 
     def test_no_ktap_at_all(self):
         rc, summary, _, out = self.summarize(['Linux version 6.1.192', 'nothing else'])
@@ -165,17 +209,21 @@ class Kcidb(unittest.TestCase):
         by_path = {t['path']: t['status'] for t in tests}
         self.assertEqual(by_path['mmlab.munmap.600_pages_unmapped_guards_intact'], 'FAIL')
         self.assertEqual(by_path['mmlab.kernel_log'], 'PASS')
-        self.assertEqual(len(tests), 7)
-        self.assertEqual(len({t['id'] for t in tests}), 7)
+        self.assertEqual(by_path['mmlab.munmap'], 'FAIL')         # the test as a whole
+        self.assertEqual(len(tests), 9)                             # 7 cases, 2 tests with cases
+        self.assertEqual(len({t['id'] for t in tests}), 9)
         self.assertEqual(tests, self.results_of('fail-uml.log'))     # stable ids
 
     def test_timeout_gives_error_and_miss(self):
         tests = self.results_of('timeout-uml.log', timed_out=300)
         self.assertEqual(self.validate(tests), [])
-        status = [t['status'] for t in tests]
-        self.assertIn('ERROR', status)
-        self.assertEqual(tests[-1]['path'], 'mmlab')
-        self.assertGreaterEqual(status.count('MISS'), 2)
+        status = {t['path']: t['status'] for t in tests}
+        # munmap was running when the guest was killed; the rest never ran
+        self.assertEqual(status['mmlab.munmap'], 'ERROR')
+        self.assertEqual(status['mmlab.kernel_log'], 'MISS')
+        self.assertEqual(list(status.values()).count('ERROR'), 1)
+        self.assertEqual(list(status.values()).count('MISS'), 8)
+        self.assertNotIn('mmlab._', status)     # no nameless stand-ins
 
     def test_bench_medians_are_done_with_a_number(self):
         with tempfile.TemporaryDirectory() as root:

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from results import BEGIN, END, summarize  # noqa: E402 (scripts/results.py)
+from results import BEGIN, END, patchset_hash, sha256_of, summarize  # noqa: E402 (scripts/results.py)
 
 KVM_PROBE_S = 8
 TOP_RESULT = re.compile(r'^(not ok|ok) \d+ ')
@@ -232,8 +232,14 @@ def main():
     say(f'guest ran {elapsed:.1f}s{f" under {accel}" if accel else ""}, '
         f'exit status {proc.returncode}')
 
+    # What the kernel was built from, so a result is never hung on another build.
+    kdir = os.path.dirname(vmlinux_of(os.path.abspath(a.kernel)))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     run = {'target': a.target, 'kernel': os.path.abspath(a.kernel), 'accel': accel,
-           'started': started, 'seconds': round(elapsed, 1), 'command': shlex.join(cmd)}
+           'started': started, 'seconds': round(elapsed, 1), 'command': shlex.join(cmd),
+           'config_sha256': sha256_of(os.path.join(kdir, '.config'))
+           if os.path.exists(os.path.join(kdir, '.config')) else None,
+           'patchset_hash': patchset_hash(os.path.join(root, 'patches'))}
     sys.exit(summarize(name, lines, a.logdir, a.ksrc, a.timeout if timed_out else None,
                        log_path, vmlinux_of(a.kernel), run))
 

@@ -36,13 +36,17 @@ target=$(field target) kernel=$(field kernel) cmd=$(field command) log=$(field l
 [ -n "$cmd" ] || die "$RUN was not booted by boot.py: no kernel or command line to bundle" \
 	"RUN= a run of make test-uml, qemu-verify, soak, ..."
 [ -f "$kernel" ] || die "the kernel of $RUN ($kernel) is gone" "rebuild it and rerun, then make bundle"
-# The kernel, image and .config are what build/ holds now: a rebuild since
-# the run would bundle another kernel than the one that ran.
-started=$(field started)
-if [ -n "$started" ] && [ "$(date -r "$kernel" +%s)" -gt "$(date -d "$started" +%s)" ]; then
-	die "$kernel was rebuilt after $RUN ran ($started): it is not the kernel that ran" \
+# The kernel, image and .config are what build/ holds now: built from
+# another .config or series than the run's, they would not replay it.
+if [ "$target" = uml ]; then o=$(dirname "$kernel"); else o=${kernel%/arch/x86/boot/bzImage}; fi
+want=$(field config_sha256)/$(field patchset_hash)
+have=$(sha256sum < "$o/.config" | cut -d' ' -f1)/$(python3 -c 'import sys
+sys.path.insert(0, sys.argv[1])
+from results import patchset_hash
+print(patchset_hash(sys.argv[2]))' "$ROOT/scripts" "$ROOT/patches")
+[ "$want" = / ] || [ "$want" = "$have" ] ||
+	die "$RUN ran a kernel built from another .config or series than $o has now" \
 		"rerun the failing target, then make bundle"
-fi
 
 stamp=$(date +%Y%m%d-%H%M%S)
 name=mmlab-$RUN-$stamp
@@ -51,14 +55,12 @@ rm -rf "$dir" && mkdir -p "$dir/kernel" "$dir/logs"
 t0=$(date +%s)
 say "bundle: $RUN ($target, exit $rc) -> $OUT/$name.tar.gz"
 if [ "$target" = uml ]; then
-	o=$(dirname "$kernel")
 	cp "$kernel" "$dir/kernel/linux"
 	image=$(echo "$cmd" | grep -o 'ubd0r=[^ ]*' | cut -d= -f2)
 	cp --sparse=always "$image" "$dir/rootfs.img"
 	replay=$(echo "$cmd" | sed -e "s|^[^ ]*|./kernel/linux|" -e "s|ubd0r=[^ ]*|ubd0r=rootfs.img|")
 	debug="gdb --args $replay   (the UML kernel carries its own symbols)"
 else
-	o=${kernel%/arch/x86/boot/bzImage}
 	cp "$kernel" "$dir/kernel/bzImage"
 	[ -f "$o/vmlinux" ] && cp "$o/vmlinux" "$dir/kernel/vmlinux"
 	initrd=$(echo "$cmd" | grep -o -- '-initrd [^ ]*' | cut -d' ' -f2)

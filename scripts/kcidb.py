@@ -17,7 +17,6 @@ Validated against scripts/kcidb-v5.3.schema.json with Debian's
 python3-jsonschema (Draft-07, format checking on): exit 1 and every error
 when it does not validate, 2 when there is nothing to report.
 """
-import datetime
 import glob
 import hashlib
 import json
@@ -25,6 +24,9 @@ import os
 import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results import patchset_hash  # noqa: E402
 
 ORIGIN = 'mmlab'
 STABLE = 'https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git'
@@ -58,12 +60,9 @@ def segment(name):
 
 
 def checkout(root, ksrc):
-    series = [l.split()[0] for l in open(os.path.join(root, 'patches/series'))
-              if l.strip() and not l.startswith('#')]
-    # KCIDB's patchset_hash: sha256 over the newline-terminated sha256 of
-    # each patch, in the order they apply.
-    hashes = ''.join(sha256(os.path.join(root, 'patches', p)) + '\n' for p in series)
-    patchset = hashlib.sha256(hashes.encode()).hexdigest()
+    with open(os.path.join(root, 'patches/series')) as f:
+        series = [l.split()[0] for l in f if l.strip() and not l.startswith('#')]
+    patchset = patchset_hash(os.path.join(root, 'patches'))
     version = subprocess.run(['make', '-s', '-C', ksrc, 'kernelversion'], capture_output=True,
                              text=True, check=False).stdout.strip() or 'unknown'
     deb = subprocess.run(['dpkg-query', '-W', '-f', '${Version}', 'linux-source-6.1'],
@@ -115,16 +114,12 @@ def builds(root, checkout_id, stock_id):
             # A .config whose image is missing or older: the last build failed.
             'status': 'PASS' if os.path.exists(image) and
                       os.path.getmtime(image) >= os.path.getmtime(cfg) else 'FAIL',
-            'misc': {'variant': variant, 'output_dir': o},
+            'misc': {'variant': variant, 'output_dir': o, 'config_sha256': sha256(cfg)},
         }
         if compiler:
             b['compiler'] = compiler
         out[d] = b
     return out
-
-
-def image_of(build):
-    return os.path.join(build['misc']['output_dir'], IMAGES[build['architecture']])
 
 
 def run_tests(name, run, result, build_id):
@@ -217,11 +212,13 @@ def main():
         if build is None:
             print(f'mmlab: {name}: no {run["target"]} build to hang it on, left out')
             continue
-        # A run from before the last build of its kernel is not a result of this build.
-        kernel = run.get('kernel') or image_of(build)
-        if run.get('started') and os.path.exists(kernel) and \
-                os.path.getmtime(kernel) > datetime.datetime.fromisoformat(run['started']).timestamp():
-            print(f'mmlab: {name}: ran before {kernel} was last built, left out')
+        # A run of a kernel built from another series or .config is not a
+        # result of this build (local edits to the tree are not seen here).
+        if (run.get('config_sha256'), run.get('patchset_hash')) != \
+                (build['misc']['config_sha256'], co['patchset_hash']):
+            print(f'mmlab: {name}: ' + ('its kernel was built from another .config or series'
+                                        if run.get('config_sha256') else
+                                        'recorded without its build (an older run)') + ', left out')
             continue
         json_path = os.path.join(logdir, f'{name}.json')
         result = json.load(open(json_path)) if os.path.exists(json_path) else {}

@@ -12,6 +12,7 @@ Exit codes: 0 pass, 1 a test failed, 2 setup error, 3 kernel splat, 124
 timeout.
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -46,6 +47,20 @@ REPORTERS = re.compile(r'^(show_stack|dump_stack\w*|panic|__warn\w*|warn_slowpat
 
 def say(msg):
     print(f'mmlab: {msg}', flush=True)
+
+
+def sha256_of(path):
+    with open(path, 'rb') as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def patchset_hash(patches):
+    """KCIDB's patchset_hash of a quilt series: sha256 over the
+    newline-terminated sha256 of each patch, in the order they apply."""
+    with open(os.path.join(patches, 'series')) as f:
+        series = [l.split()[0] for l in f if l.strip() and not l.startswith('#')]
+    hashes = ''.join(sha256_of(os.path.join(patches, p)) + '\n' for p in series)
+    return hashlib.sha256(hashes.encode()).hexdigest()
 
 
 def ktap_section(lines):

@@ -228,7 +228,7 @@ test-host: uml rootfs
 	@tests/host/run.sh $(LOGS)
 
 test: deps
-	@$(S)/test-all.sh $(LOGS) test-uml-all qemu-verify test-host mutate-quick bisect-check lava-check fresh-check
+	@$(S)/test-all.sh $(LOGS) test-uml-all qemu-verify test-host mutate-quick bisect-check lava-check kcidb fresh-check
 
 # Mutation testing (scripts/mutate.py, tests/mutants/): M=a,b runs those.
 # make test runs MUTATE_QUICK, so the harness itself stays tested.

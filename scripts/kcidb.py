@@ -236,11 +236,16 @@ def main():
     errors = sorted(v.iter_errors(doc), key=lambda e: list(e.absolute_path))
     with open(out, 'w') as f:
         json.dump(doc, f, indent=1)
+    summary = os.path.join(logdir, 'kcidb.summary')
     if errors:
         for e in errors[:20]:
             where = '/'.join(str(p) for p in e.absolute_path)
             print(f'mmlab: kcidb: {where}: {e.message}', file=sys.stderr)
+        with open(summary, 'w') as f:
+            f.write('0 1 0 1\n')
         die(f'{out} does not validate against {schema_path}: {len(errors)} errors', rc=1)
+    with open(summary, 'w') as f:
+        f.write('1 0 0 0\n')
     counts = {}
     for t in tests:
         counts[t['status']] = counts.get(t['status'], 0) + 1

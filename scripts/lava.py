@@ -32,7 +32,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boot import DEBUG_PARAMS  # noqa: E402
-from results import BEGIN, END, KTAP_RESULT, summarize  # noqa: E402
+from results import BEGIN, END, KTAP_RESULT, patchset_hash, sha256_of, summarize  # noqa: E402
 
 # Our own x86 timeout under TCG (boot.py), and LAVA's around it: the test
 # action must end before the boot action's, which bounds each monitor wait
@@ -195,7 +195,9 @@ def check(root, ksrc, out, logdir, mode):
     timed_out = SUITE_S if 'timed out' in str(verdict.get('error_msg', '')) else None
     rc = summarize('lava-check', console, logdir, ksrc, timed_out, console_log,
                    os.path.join(root, 'build/x86/vmlinux'),
-                   {'target': 'qemu', 'runner': 'lava-run', 'lava_job': log})
+                   {'target': 'qemu', 'runner': 'lava-run', 'lava_job': log,
+                    'config_sha256': sha256_of(os.path.join(root, 'build/x86/.config')),
+                    'patchset_hash': patchset_hash(os.path.join(root, 'patches'))})
     mine = ours(console)
     agree = bad = 0
     for i in range(max(len(mine), len(cases))):

@@ -123,14 +123,17 @@ def read_log(path):
     cases, console = [], []
     with open(path, errors='replace') as f:
         for line in f:
-            if '"lvl": "results"' not in line and '"lvl": "target"' not in line:
+            if not any(f'"lvl": "{lvl}"' in line for lvl in ('results', 'target', 'feedback')):
                 continue
             try:
                 rec = yaml.load(line, Loader=yaml.CSafeLoader)
             except yaml.YAMLError:
                 continue
             msg = rec.get('msg')
-            if rec.get('lvl') == 'target' and isinstance(msg, str):
+            # The console is "target"; what it prints while no action
+            # listens (here once: the end marker, after the monitor's last
+            # wait) LAVA logs as "feedback".
+            if rec.get('lvl') in ('target', 'feedback') and isinstance(msg, str):
                 console.append(msg)
             elif rec.get('lvl') == 'results' and isinstance(msg, dict) \
                     and msg.get('definition') == 'mmlab-ktap':

@@ -18,7 +18,6 @@ python3-jsonschema (Draft-07, format checking on): exit 1 and every error
 when it does not validate, 2 when there is nothing to report.
 """
 import glob
-import hashlib
 import json
 import os
 import re
@@ -26,7 +25,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results import patchset_hash  # noqa: E402
+from results import patchset_hash, sha256_of  # noqa: E402
 
 ORIGIN = 'mmlab'
 STABLE = 'https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git'
@@ -47,11 +46,6 @@ def die(msg, fix=None, rc=2):
     if fix:
         print(f'mmlab:   fix: {fix}', file=sys.stderr)
     sys.exit(rc)
-
-
-def sha256(path):
-    with open(path, 'rb') as f:
-        return hashlib.sha256(f.read()).hexdigest()
 
 
 def segment(name):
@@ -105,7 +99,7 @@ def builds(root, checkout_id, stock_id):
             m = re.search(r'LINUX_COMPILER "([^"]*)"', open(compile_h).read())
             compiler = m.group(1) if m else None
         b = {
-            'id': f'{co_id}:{arch}-{variant}-{sha256(cfg)[:12]}',
+            'id': f'{co_id}:{arch}-{variant}-{sha256_of(cfg)[:12]}',
             'checkout_id': co_id,
             'origin': ORIGIN,
             'architecture': arch,
@@ -114,7 +108,7 @@ def builds(root, checkout_id, stock_id):
             # A .config whose image is missing or older: the last build failed.
             'status': 'PASS' if os.path.exists(image) and
                       os.path.getmtime(image) >= os.path.getmtime(cfg) else 'FAIL',
-            'misc': {'variant': variant, 'output_dir': o, 'config_sha256': sha256(cfg)},
+            'misc': {'variant': variant, 'output_dir': o, 'config_sha256': sha256_of(cfg)},
         }
         if compiler:
             b['compiler'] = compiler

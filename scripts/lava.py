@@ -31,7 +31,7 @@ import time
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boot import DEBUG_PARAMS  # noqa: E402
+from boot import DEBUG_PARAMS, say, fail_setup as die  # noqa: E402 (one copy of the messages)
 from results import BEGIN, END, KTAP_RESULT, patchset_hash, sha256_of, summarize  # noqa: E402
 
 # Our own x86 timeout under TCG (boot.py), and LAVA's around it: the test
@@ -46,17 +46,6 @@ QEMU_OPTIONS = ['-nographic', '-monitor none', '-no-reboot', '-net none', '-m 2G
 # results.KTAP_RESULT. pexpect matches a stream, not lines: from the \n
 # before the line to its \r.
 MONITOR = r'\n *(?P<result>ok|not ok) \d+ (?P<test_case_id>[^\r\n#]+?) *(?:#[^\r\n]*)?\r'
-
-
-def say(msg):
-    print(f'mmlab: {msg}', flush=True)
-
-
-def die(msg, fix=None, rc=2):
-    print(f'mmlab: error: {msg}', file=sys.stderr)
-    if fix:
-        print(f'mmlab:   fix: {fix}', file=sys.stderr)
-    sys.exit(rc)
 
 
 def write_job(root, out, mode):

@@ -260,17 +260,17 @@ def junit(json_path, xml_path, name, top, rc, why):
         return any(c['status'] not in ('PASS', 'SKIP') for c in group.get('test_cases', [])) \
             or any(failed(g) for g in group.get('sub_groups', []))
 
+    def case(c, prefix):
+        tc = TestCase(c['name'], classname=prefix)
+        if c['status'] == 'SKIP':
+            tc.add_skipped_info(c.get('log', '') or 'skipped')
+        elif c['status'] != 'PASS':
+            tc.add_failure_info(c['status'], c.get('log', ''))
+        return tc
+
     def walk(group, prefix, verdict=None):
-        cases = []
-        for c in group.get('test_cases', []):
-            if not c['name']:       # kunit.py's stand-in for a test that never reported
-                continue
-            tc = TestCase(c['name'], classname=prefix)
-            if c['status'] == 'SKIP':
-                tc.add_skipped_info(c.get('log', '') or 'skipped')
-            elif c['status'] != 'PASS':
-                tc.add_failure_info(c['status'], c.get('log', ''))
-            cases.append(tc)
+        # unnamed: kunit.py's stand-in for a test that never reported
+        cases = [case(c, prefix) for c in group.get('test_cases', []) if c['name']]
         if verdict == 'FAIL' and not failed(group):
             tc = TestCase(group['name'], classname=prefix)
             tc.add_failure_info('not ok', 'the test failed after its cases passed')
@@ -283,15 +283,7 @@ def junit(json_path, xml_path, name, top, rc, why):
     for group in root.get('sub_groups', []):
         walk(group, f'mmlab.{name}.{group["name"]}', verdicts.get(group['name']))
     # The tests without cases (kernel_log, ...) and the run itself.
-    cases = []
-    for c in root.get('test_cases', []):
-        if c['name']:
-            tc = TestCase(c['name'], classname=f'mmlab.{name}')
-            if c['status'] == 'SKIP':
-                tc.add_skipped_info('skipped')
-            elif c['status'] != 'PASS':
-                tc.add_failure_info(c['status'])
-            cases.append(tc)
+    cases = [case(c, f'mmlab.{name}') for c in root.get('test_cases', []) if c['name']]
     if why:
         tc = TestCase(name, classname=f'mmlab.{name}')
         tc.add_error_info({3: 'kernel splat', 124: 'timeout'}.get(rc, 'incomplete run'), why)

@@ -93,7 +93,7 @@ help:
 ## make series-refresh  turn local edits in the tree into the top patch of the series (P=0007: into that one)
 ## make series-reset    discard local edits in the tree (back to pristine + series)
 ## make series-edits    list local edits in the tree
-## make series-check    checkpatch --strict, every prefix builds (UML), 0 bytes with the options off
+## make series-check    checkpatch --strict, git am, every prefix builds (UML), 0 bytes differ with the options off (UML, x86)
 ## make config-uml      build/uml/.config = ARCH=um defconfig + uml-config, validated
 ## make uml             build the UML kernel; ./linux links to it
 ## make x86             build x86_64 (bzImage) from the same tree in build/x86 (config: qemu-config)
@@ -117,7 +117,7 @@ series-reset: tree
 	@$(S)/series.sh reset $(KSRC) $(GITDIR)
 
 series-check: series
-	@$(S)/series-check.sh $(KSRC) $(GITDIR) $(ROOT)/patches $(BUILD)/check $(ROOT)/uml-config
+	@$(S)/series-check.sh $(KSRC) $(GITDIR) $(ROOT)/patches $(BUILD)/check $(ROOT)/uml-config $(ROOT)/qemu-config
 
 series-edits: tree
 	@$(S)/series.sh edits $(KSRC) $(GITDIR)

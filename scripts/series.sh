@@ -58,6 +58,13 @@ apply() {
 	fi
 
 	cd "$SRC"
+	# The files the applied series touches, with their contents' hash and
+	# mtime: a file the new series leaves with the same contents gets its
+	# mtime back, so that a changelog edit rebuilds nothing.
+	local kept=$GITDIR/kept-mtimes
+	git diff --name-only pristine HEAD | while IFS= read -r f; do
+		[ -f "$f" ] && printf '%s %s %s\n' "$(sha256sum < "$f" | cut -c1-64)" "$(stat -c %Y "$f")" "$f"
+	done > "$kept"
 	git reset -q --hard pristine
 	git clean -fdxq -e /patches
 	ln -sfn "$PATCHES" patches
@@ -86,7 +93,14 @@ apply() {
 			"refresh $PATCHES/$bad against 6.1 (cd $SRC; quilt push -f; fix; quilt refresh)"
 	fi
 	commit_state
-	say "series applied: $(quilt applied 2>/dev/null | wc -l) patches, top: $(quilt top 2>/dev/null || echo none)"
+	local sum mtime f same=0
+	while read -r sum mtime f; do
+		if [ -f "$f" ] && [ "$(sha256sum < "$f" | cut -c1-64)" = "$sum" ]; then
+			touch -m -d "@$mtime" "$f"; same=$((same + 1))
+		fi
+	done < "$kept"
+	say "series applied: $(quilt applied 2>/dev/null | wc -l) patches, top: $(quilt top 2>/dev/null || echo none)" \
+		"($same files unchanged kept their mtime)"
 }
 
 refresh() {

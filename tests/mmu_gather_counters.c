@@ -468,15 +468,16 @@ static void exit_case(long npages, int fail)
 	for (i = 0; i < NR_EV; i++)
 		bad += got[i] != want[i];
 	bad += got[FREED] != rss + tables;
+	/* A fullmm flush covers the whole address space: 0 to TASK_SIZE. */
 	if (traced)
-		bad += !t.fullmm;
+		bad += !t.fullmm || t.lo != 0 || !t.hi || t.hi == ~0UL;
 	ksft_print_msg("exit with %ld pages%s (Rss %ld pages, %ld page-table pages): got alloc %lld fail %lld limit %lld flush %lld freed %lld; want %lld %lld %lld %lld %lld\n",
 		       npages, fail ? " (fail_mmu_gather 100%)" : "", rss, tables,
 		       got[ALLOC], got[FAIL], got[LIMIT], got[FLUSH], got[FREED],
 		       want[ALLOC], want[FAIL], want[LIMIT], want[FLUSH], want[FREED]);
 	if (traced)
-		ksft_print_msg("exit trace: the child's %lld flushes of %lld pages, fullmm %d\n",
-			       t.own[FLUSH], t.own[FREED], t.fullmm);
+		ksft_print_msg("exit trace: the child's %lld flushes of %lld pages, fullmm %d, range %lx-%lx\n",
+			       t.own[FLUSH], t.own[FREED], t.fullmm, t.lo, t.hi);
 	ksft_test_result(!bad, "exit with %ld pages%s: its Rss and page tables in one gather, counters match the model\n",
 			 npages, fail ? " with fail_mmu_gather" : "");
 	ksft_test_result(free_after >= free_before + npages * 4 - 2048,

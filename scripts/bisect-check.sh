@@ -1,9 +1,9 @@
 #!/bin/bash
 # make bisect-check: does make bisect find a bad patch? A copy of the
-# series with a known bad patch slipped in after 0012 (tests/mutants/
+# series with a known bad patch slipped in after 0016 (tests/mutants/
 # 22-lock-anon-vma-fast-recheck-inverted.patch: folio_lock_anon_vma_read()
 # gives up on every mapped folio, which KUnit's anon_vma_lock suite, added by
-# 0012, catches), bisected between 0012 (good) and the last patch (bad)
+# 0016, catches), bisected between 0016 (good) and the last patch (bad)
 # with T=kunit on UML. It must name the slipped-in patch. The patches after
 # it change only the selftests, so each step rebuilds one file of the
 # kernel. Writes LOGDIR/bisect-check.summary.
@@ -11,15 +11,15 @@
 . "$(dirname "$0")/lib.sh"
 set -uo pipefail
 ROOT=$1 SRC=$2 GITDIR=$3 BUILD=$4 LOGS=$5
-BADNAME=0012a-mmlab-bisect-check-anon-vma-recheck-inverted.patch
+BADNAME=0016a-mmlab-bisect-check-anon-vma-recheck-inverted.patch
 P=$BUILD/bisect-check/patches
 rm -rf "$P" && mkdir -p "$P"
 cp "$ROOT"/patches/*.patch "$P/"
 grep -v '^#' "$ROOT/tests/mutants/22-lock-anon-vma-fast-recheck-inverted.patch" > "$P/$BADNAME"
-sed "/^0012-/a $BADNAME" "$ROOT/patches/series" > "$P/series"
-grep -q "^$BADNAME" "$P/series" || die "no 0012 patch in the series to slip the bad patch after"
+sed "/^0016-/a $BADNAME" "$ROOT/patches/series" > "$P/series"
+grep -q "^$BADNAME" "$P/series" || die "no 0016 patch in the series to slip the bad patch after"
 t0=$(date +%s)
-T=kunit BISECT_ON=uml "$ROOT/scripts/bisect.sh" "$ROOT" "$SRC" "$GITDIR" "$P" 0012 "$(grep -v -e '^#' -e '^[[:space:]]*$' "$P/series" | tail -1)" |
+T=kunit BISECT_ON=uml "$ROOT/scripts/bisect.sh" "$ROOT" "$SRC" "$GITDIR" "$P" 0016 "$(grep -v -e '^#' -e '^[[:space:]]*$' "$P/series" | tail -1)" |
 	tee "$LOGS/bisect-check.log"
 rc=${PIPESTATUS[0]}
 took=$(( $(date +%s) - t0 ))

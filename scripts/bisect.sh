@@ -26,7 +26,7 @@ GIT="git -c user.name=mmlab -c user.email=mmlab@localhost"
 BRANCH=mmlab-bisect
 
 [ -n "$GOOD" ] && [ -n "$BAD" ] || die "GOOD= and BAD= name two patches of the series" \
-	"make bisect GOOD=0004 BAD=0012 [T=kunit,munmap] [BISECT_ON=x86]"
+	"make bisect GOOD=0008 BAD=0016 [T=kunit,munmap] [BISECT_ON=x86]"
 case $ON in uml|x86) ;; *) die "BISECT_ON=$ON" "BISECT_ON=uml (default) or x86" ;; esac
 mapfile -t series < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | awk '{print $1}')
 index_of() {	# index_of NAME: its position in the series (0-based)

@@ -88,6 +88,32 @@ def kvm_works(kernel):
     return False, f'no kernel output in {KVM_PROBE_S}s under KVM (last: {tail[0][:60]!r})'
 
 
+def smp_numa_options(mem, smp, nodes):
+    """QEMU options for @smp vCPUs, one socket each, and @nodes NUMA nodes
+    sharing @mem equally, the vCPUs in contiguous ranges (3 vCPUs on 2
+    nodes: 0 and 1-2), so migration between nodes can be tested with
+    writers on other CPUs. (vCPUs of one socket share a last-level cache:
+    on two nodes the guest warns "llc-sibling ... is not on the same
+    node".)"""
+    smp_opts = ['-smp', f'{smp},sockets={smp}']
+    if nodes <= 1:
+        return smp_opts
+    units = {'M': 1, 'G': 1024}
+    if not mem or mem[-1] not in units or not mem[:-1].isdigit():
+        fail_setup(f'--mem {mem} with --numa {nodes}', 'give the memory as NM or NG')
+    mib = int(mem[:-1]) * units[mem[-1]]
+    if mib % nodes or smp < nodes:
+        fail_setup(f'--mem {mem} --smp {smp} --numa {nodes}',
+                   'memory divisible by the nodes, at least one vCPU per node')
+    opts, first = smp_opts, 0
+    for i in range(nodes):
+        last = first + (smp - first) // (nodes - i) - 1
+        opts += ['-object', f'memory-backend-ram,id=node{i},size={mib // nodes}M',
+                 '-numa', f'node,nodeid={i},memdev=node{i},cpus={first}-{last}']
+        first = last + 1
+    return opts
+
+
 def qemu_command(a):
     for path, fix in ((a.kernel, 'make x86'), (a.initrd, 'make initramfs')):
         if not os.path.exists(path):
@@ -103,7 +129,7 @@ def qemu_command(a):
         say(f'accelerator: {accel} (probe: {why})')
     else:
         say(f'accelerator: {accel} (forced by QEMU_ACCEL)')
-    cmd = ['qemu-system-x86_64', '-accel', accel, '-smp', str(a.smp), '-m', a.mem,
+    cmd = ['qemu-system-x86_64', '-accel', accel, '-m', a.mem,
            '-nographic', '-no-reboot', '-kernel', a.kernel, '-initrd', a.initrd]
     if accel == 'tcg':
         # One host thread for all vCPUs: with multi-threaded TCG, a vCPU
@@ -113,6 +139,7 @@ def qemu_command(a):
         # and per-CPU TLBs; they just do not run at the same instant.
         cmd[cmd.index('-accel') + 1] = 'tcg,thread=single'
         cmd += ['-cpu', 'max']
+    cmd += smp_numa_options(a.mem, a.smp, a.numa)
     append = ['console=ttyS0', 'panic=-1', f'mmlab.mode={a.mode}'] + DEBUG_PARAMS + a.append
     if a.gdb:
         cmd += ['-s', '-S']
@@ -135,7 +162,10 @@ def main():
     p.add_argument('--kernel', required=True)
     p.add_argument('--rootfs', help='UML: the ext4 image')
     p.add_argument('--initrd', help='QEMU: the initramfs')
-    p.add_argument('--smp', type=int, default=2, help='QEMU: vCPUs')
+    p.add_argument('--smp', type=int, default=3,
+                   help='QEMU: vCPUs (3: the migration tests run writers on two CPUs)')
+    p.add_argument('--numa', type=int, default=2,
+                   help='QEMU: NUMA nodes sharing the memory (2: migration between them)')
     p.add_argument('--gdb', action='store_true', help='QEMU: -s -S, nokaslr')
     p.add_argument('--ksrc', required=True, help='kernel tree (for kunit.py)')
     p.add_argument('--logdir', required=True)

@@ -5,7 +5,7 @@
   lava.py check ROOT KSRC OUTDIR LOGDIR [--mode MODE]
 
 job writes OUTDIR/job.yaml (deploy the bzImage and the initramfs to tmpfs,
-boot them with QEMU -smp 2 -m 2G, and a "monitors" test action that turns
+boot them with QEMU -smp 3 -m 2G on 2 NUMA nodes, and a "monitors" test action that turns
 each KTAP result line between our markers into a LAVA test case), the
 device dictionary a lab's lava-server renders for a QEMU worker
 (OUTDIR/mmlab-qemu01.jinja2) and the rendered device that Debian's
@@ -31,7 +31,7 @@ import time
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boot import DEBUG_PARAMS, say, fail_setup as die  # noqa: E402 (one copy of the messages)
+from boot import DEBUG_PARAMS, smp_numa_options, say, fail_setup as die  # noqa: E402 (one copy of the messages)
 from results import BEGIN, END, KTAP_RESULT, patchset_hash, sha256_of, summarize  # noqa: E402
 
 # Our own x86 timeout under TCG (boot.py), and LAVA's around it: the test
@@ -39,9 +39,13 @@ from results import BEGIN, END, KTAP_RESULT, patchset_hash, sha256_of, summarize
 # (otherwise a stalled monitor leaves the job passing).
 SUITE_S = 1200
 APPEND = ' '.join(['console=ttyS0', 'panic=-1'] + DEBUG_PARAMS)   # as boot.py's
-QEMU_OPTIONS = ['-nographic', '-monitor none', '-no-reboot', '-net none', '-m 2G', '-smp 2',
+# boot.py's machine: 3 vCPUs on 2 NUMA nodes (the migration tests).
+SMP, NUMA = 3, 2
+_opts = smp_numa_options('2G', SMP, NUMA)
+SMP_NUMA_OPTIONS = [f'{_opts[i]} {_opts[i + 1]}' for i in range(0, len(_opts), 2)]
+QEMU_OPTIONS = ['-nographic', '-monitor none', '-no-reboot', '-net none', '-m 2G',
                 # as boot.py under TCG: one host thread for the vCPUs
-                '-accel tcg,thread=single', '-cpu max']
+                '-accel tcg,thread=single', '-cpu max'] + SMP_NUMA_OPTIONS
 # A KTAP result line at any depth, without its directive: the same cut as
 # results.KTAP_RESULT. pexpect matches a stream, not lines: from the \n
 # before the line to its \r.
@@ -101,8 +105,9 @@ def write_job(root, out, mode):
                 "{% set no_kvm = True %}\n"
                 "{% set memory = 2048 %}\n"
                 "{% set netdevice = 'user' %}\n"
-                "{% set extra_options = ['-smp 2', '-accel tcg,thread=single', '-cpu max',\n"
-                "                        '-no-reboot'] %}\n")
+                "{% set extra_options = " +
+                repr(['-accel tcg,thread=single', '-cpu max', '-no-reboot'] +
+                     SMP_NUMA_OPTIONS) + " %}\n")
     say(f'LAVA job: {out}/job.yaml (mmlab.mode={mode}, test timeout {minutes} min), '
         f'device: {out}/device.yaml, device dictionary: {out}/mmlab-qemu01.jinja2')
 

@@ -76,6 +76,13 @@ done
 [ "$amok" = ${#patches[@]} ] && echo "  ok   git am applied all $amok patches; top: $(git -C "$am" log -1 --format=%s)"
 
 src=$CHECK/src
+if [ -s "$src/.pc/applied-patches" ]; then
+	(cd "$src" && ln -sfn "$PATCHES" patches && quilt pop -a -q > /dev/null 2>&1) || true
+	if [ -s "$src/.pc/applied-patches" ]; then
+		say "the patches applied in $src no longer pop (renamed since?): checking it out again"
+		rm -rf "$src"
+	fi
+fi
 if [ ! -f "$src/Makefile" ]; then
 	step "checking out the pristine tree into $src" bash -c \
 		"mkdir -p '$src' && GIT_DIR='$GITDIR' GIT_WORK_TREE='$src' git checkout -q -f pristine -- ."
@@ -126,10 +133,15 @@ fi
 
 # The zero-cost builds: reproducible (fixed timestamp, version, user and
 # host), each arch in its own O= directory, so that the builds before and
-# after differ only where the code does. (__LINE__ cannot be neutralised
-# with -D__LINE__=0: the kernel pastes it into names, e.g. elfnote.h.)
+# after differ only where the code does. A patch that adds lines moves
+# every line below them, and __LINE__ is code and data (WARN/BUG sites,
+# lock class names, initcall names): each __LINE__ becomes __COUNTER__,
+# the number of its use in the file. That stays unique (the kernel pastes
+# __LINE__ into names, so -D__LINE__=0 does not build) and is the same
+# before and after unless the code the compiler sees changed.
 export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_VERSION=1 \
-	KBUILD_BUILD_USER=mmlab KBUILD_BUILD_HOST=mmlab
+	KBUILD_BUILD_USER=mmlab KBUILD_BUILD_HOST=mmlab \
+	KCFLAGS='-D__LINE__=__COUNTER__ -Wno-builtin-macro-redefined'
 zbuild() {	# zbuild NAME ARCH "BASE" FRAGMENT
 	local t0=$(date +%s) o=$CHECK/zc-$2 log=$CHECK/build-zc-$2-$1.log rc
 	{ "$S/config.sh" "$PWD" "$o" "$2" "$3" "$4" &&
@@ -149,7 +161,10 @@ dump_one() {
 	objdump -h "$1" | awk '$1 ~ /^[0-9]+$/ && $2 !~ /^\.(debug|comment)/ {print $2, $3}'
 	objdump -d -r "$1" | tail -n +3
 	[ -n "$secs" ] && objdump -s $secs "$1" | tail -n +3
-	objdump -r "$1" | tail -n +3 | grep -v '^RELOCATION RECORDS FOR \[\.debug' | awk '!/\.debug/'
+	# relocations, without the records of the debug sections (they follow
+	# the debug info, which moves with every line)
+	objdump -r "$1" | tail -n +3 |
+		awk '/^RELOCATION RECORDS FOR \[/ {skip = $0 ~ /\.debug|\.comment/} !skip'
 	objdump -t "$1" | tail -n +5 | grep -v -e '\.debug' | sort
 }
 export -f dump_one

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * migrate: pages moved between two NUMA nodes while threads on every CPU
+ * keep writing them. The main thread (CPU 0) moves a region back and
+ * forth; each writer (one per CPU, CPU 0 included) owns every Wth page
+ * and, page after page, reads the page's counter word, checks that it
+ * still holds the value it wrote last, and writes the next one. A write that went to
+ * the old page through a stale TLB entry after migration copied that page
+ * is lost: the writer's next read of the new page finds its previous value
+ * and the case fails. The writer on CPU 0 is there for QEMU's
+ * single-threaded TCG, which runs one vCPU at a time for up to 100 ms: the
+ * other vCPUs rarely run inside the short window between a copy and the
+ * flush, but the scheduler of CPU 0 preempts the migration at its
+ * cond_resched() points, and CPU 0's TLB holds the old entries until the
+ * flush as well. After each round every page must sit on the node it
+ * was sent to (move_pages(2) status) and hold its writer's last value.
+ *
+ * Cases: private anon 4 KiB pages (move_pages), shared anon pages
+ * (mbind(MPOL_MF_MOVE)), a shmem file (migrate_pages(2)), anon THPs
+ * (move_pages), and THPs mapped by PTEs split in place (debugfs
+ * split_huge_pages) while the writers write them.
+ *
+ * The flushes: with remote CPUs running the mm, migration used to send one
+ * TLB shootdown per page; with the migration batch unmapped first and
+ * flushed once (the series' batched migration), it sends at most one per
+ * batch plus one per folio retried alone. The private anon case counts
+ * the shootdowns this task sends (tlb:tlb_flush, reason
+ * TLB_REMOTE_SEND_IPI, filtered to its pid) and checks that bound. The
+ * split case checks that unmapping each THP for the split sent exactly one
+ * shootdown (one per PTE without the batching, none if the flush that ends
+ * unmap_folio() were missing).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include "mmlab.h"
+
+#define NPAGES		2048		/* 8 MiB of 4 KiB pages per case */
+#define NTHP		4		/* 8 MiB of THPs */
+#define ROUNDS		4
+#define MAX_WRITERS	8
+#define BATCH		512		/* NR_MAX_BATCHED_MIGRATION, x86_64 */
+#define MPOL_BIND	2
+#define MPOL_MF_MOVE	(1 << 1)
+#define MPOL_MF_STRICT	(1 << 0)
+#define MPOL_MF_MOVE_ALL (1 << 2)
+#define MPOL_DEFAULT	0
+#define TLB_FLUSH_EV	"/sys/kernel/tracing/events/tlb/tlb_flush"
+#define SPLIT_THPS	"/sys/kernel/debug/split_huge_pages"
+
+enum how { BY_MOVE_PAGES, BY_MBIND, BY_MIGRATE_PAGES, BY_SPLIT };
+
+static char *region;
+static size_t region_pages;
+static int nwriters;
+static atomic_int stop, running;
+static atomic_long writes, lost;
+static long first_lost_page = -1;
+static uint64_t first_got, first_want;
+
+struct writer {
+	pthread_t thr;
+	int idx, cpu;
+	uint64_t *last;		/* private: the value last written per owned page */
+};
+
+static struct writer writers[MAX_WRITERS];
+
+static void *writer(void *arg)
+{
+	struct writer *w = arg;
+	size_t n = 0;
+
+	if (mmlab_pin(w->cpu))
+		ksft_print_msg("writer %d: cannot pin to CPU %d\n", w->idx, w->cpu);
+	atomic_fetch_add(&running, 1);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		for (size_t pg = w->idx, i = 0; pg < region_pages; pg += nwriters, i++) {
+			volatile uint64_t *word = (volatile uint64_t *)(region + pg * MMLAB_PAGE);
+			uint64_t got = *word;
+
+			if (got != w->last[i]) {
+				if (!atomic_fetch_add(&lost, 1)) {
+					first_lost_page = pg;
+					first_got = got;
+					first_want = w->last[i];
+				}
+				w->last[i] = got;	/* report each loss once */
+			}
+			*word = ++w->last[i];
+			n++;
+		}
+	}
+	atomic_fetch_add(&writes, n);
+	return NULL;
+}
+
+static long sys_move_pages(size_t count, void **pages, const int *nodes, int *status, int flags)
+{
+	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
+}
+
+/* Move the whole region to @node; 0 or an error message. */
+static const char *move_region(enum how how, int node, int from)
+{
+	static char why[160];
+	unsigned long to_mask = 1UL << node, from_mask = 1UL << from;
+	size_t n = region_pages;
+	void **pages = malloc(n * sizeof(*pages));
+	int *nodes = malloc(n * sizeof(*nodes)), *status = malloc(n * sizeof(*status));
+	long rc = 0;
+
+	switch (how) {
+	case BY_MOVE_PAGES:
+		for (size_t i = 0; i < n; i++) {
+			pages[i] = region + i * MMLAB_PAGE;
+			nodes[i] = node;
+		}
+		rc = sys_move_pages(n, pages, nodes, status, MPOL_MF_MOVE);
+		break;
+	case BY_MBIND:
+		rc = syscall(SYS_mbind, region, n * MMLAB_PAGE, MPOL_BIND, &to_mask,
+			     sizeof(to_mask) * 8, MPOL_MF_MOVE | MPOL_MF_STRICT);
+		break;
+	case BY_MIGRATE_PAGES:
+		rc = syscall(SYS_migrate_pages, 0, sizeof(from_mask) * 8, &from_mask, &to_mask);
+		break;
+	case BY_SPLIT:
+		break;
+	}
+	free(pages);
+	free(nodes);
+	free(status);
+	if (rc < 0) {
+		snprintf(why, sizeof(why), "migration to node %d: %s", node, strerror(errno));
+		return why;
+	}
+	if (rc > 0 && how != BY_MIGRATE_PAGES) {
+		snprintf(why, sizeof(why), "migration to node %d left %ld pages behind", node, rc);
+		return why;
+	}
+	return NULL;
+}
+
+/*
+ * Split the THPs of the region (mapped by PTEs) with debugfs
+ * split_huge_pages, in this task; 0 or an error message.
+ */
+static const char *split_region(void)
+{
+	static char why[160];
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "%d,%#lx,%#lx", getpid(), (unsigned long)region,
+		 (unsigned long)region + region_pages * MMLAB_PAGE);
+	if (mmlab_write_file(SPLIT_THPS, cmd)) {
+		snprintf(why, sizeof(why), "writing '%s' to %s: %s", cmd, SPLIT_THPS,
+			 strerror(errno));
+		return why;
+	}
+	return NULL;
+}
+
+/* How many pages of the region are not on @node (move_pages status query). */
+static size_t pages_off_node(int node, long *first_bad, int *bad_status)
+{
+	size_t n = region_pages, off = 0;
+	void **pages = malloc(n * sizeof(*pages));
+	int *status = malloc(n * sizeof(*status));
+
+	for (size_t i = 0; i < n; i++)
+		pages[i] = region + i * MMLAB_PAGE;
+	if (sys_move_pages(n, pages, NULL, status, 0) < 0) {
+		*first_bad = 0;
+		*bad_status = -errno;
+		off = n;
+	}
+	for (size_t i = 0; !off && i < n; i++) {
+		if (status[i] != node) {
+			if (!off) {
+				*first_bad = i;
+				*bad_status = status[i];
+			}
+			off++;
+		}
+	}
+	free(pages);
+	free(status);
+	return off;
+}
+
+/* The shootdowns this task sent since the trace buffer was cleared. */
+static long sent_shootdowns(void)
+{
+	char line[512];
+	long n = 0;
+	FILE *f = fopen("/sys/kernel/tracing/trace", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (line[0] != '#' && strstr(line, "tlb_flush:") &&
+		    strstr(line, "reason:remote ipi send"))
+			n++;
+	if (f)
+		fclose(f);
+	return f ? n : -1;
+}
+
+/* How many of the @n 2 MiB steps of @p are THPs (/proc/kpageflags), or -1. */
+static long thps_in(char *p, size_t n)
+{
+	int fd = open("/proc/kpageflags", O_RDONLY);
+	long thps = 0;
+
+	if (fd < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t flags = 0, pfn = mmlab_pfn(p + i * MMLAB_PMD_SIZE);
+
+		if (pfn && pread(fd, &flags, sizeof(flags), pfn * 8) == sizeof(flags) &&
+		    (flags & (1ULL << 22)))	/* KPF_THP */
+			thps++;
+	}
+	close(fd);
+	return thps;
+}
+
+static void run_case(const char *name, enum how how, char *mem, size_t npages,
+		     size_t thp, int count_ipis)
+{
+	long ipis = -1, bad_page = -1, thps;
+	int bad_status = 0, node = 0, fail = 0;
+	size_t nbatches = (npages + BATCH - 1) / BATCH;
+	const char *err = NULL;
+	char first_err[256] = "";
+
+	region = mem;
+	region_pages = npages;
+	memset(mem, 0, npages * MMLAB_PAGE);
+	atomic_store(&stop, 0);
+	atomic_store(&running, 0);
+	atomic_store(&lost, 0);
+	atomic_store(&writes, 0);
+	first_lost_page = -1;
+	/* Start on node 0: every later round then moves every page. */
+	if (how != BY_SPLIT &&
+	    (err = move_region(how == BY_MIGRATE_PAGES ? BY_MOVE_PAGES : how, 0, 1)))
+		goto report;
+	if (thp && (thps = thps_in(mem, thp)) != (long)thp) {
+		snprintf(first_err, sizeof(first_err), "%ld of %zu THPs before the first round",
+			 thps, thp);
+		goto report;
+	}
+	for (int i = 0; i < nwriters; i++) {
+		writers[i].idx = i;
+		writers[i].cpu = i;
+		writers[i].last = calloc(npages / nwriters + 1, sizeof(uint64_t));
+		if (pthread_create(&writers[i].thr, NULL, writer, &writers[i]))
+			ksft_exit_fail_msg("pthread_create\n");
+	}
+	while (atomic_load(&running) < nwriters)
+		sched_yield();
+	if (count_ipis && mmlab_trace_own(TLB_FLUSH_EV))
+		count_ipis = 0;
+	if (how == BY_SPLIT) {
+		err = split_region();
+		if (!err && (thps = thps_in(mem, thp)) != 0)
+			snprintf(first_err, sizeof(first_err), "%ld of %zu THPs left after the split",
+				 thps, thp);
+	}
+	for (int round = 0; round < ROUNDS && !err && how != BY_SPLIT; round++) {
+		long off;
+
+		node = !node;
+		err = move_region(how, node, !node);
+		if (err)
+			break;
+		off = pages_off_node(node, &bad_page, &bad_status);
+		if (off && !first_err[0])
+			snprintf(first_err, sizeof(first_err),
+				 "round %d: %ld of %zu pages not on node %d (page %ld: %d)",
+				 round, off, npages, node, bad_page, bad_status);
+		/* THP migration moves each THP whole: it must not split them. */
+		if (thp && (thps = thps_in(mem, thp)) != (long)thp && !first_err[0])
+			snprintf(first_err, sizeof(first_err), "round %d: %ld of %zu THPs left",
+				 round, thps, thp);
+	}
+	if (count_ipis) {
+		mmlab_write_file(TLB_FLUSH_EV "/enable", "0");
+		ipis = sent_shootdowns();
+	}
+	atomic_store(&stop, 1);
+	for (int i = 0; i < nwriters; i++) {
+		pthread_join(writers[i].thr, NULL);
+		for (size_t pg = i, j = 0; pg < npages; pg += nwriters, j++) {
+			uint64_t got = *(uint64_t *)(mem + pg * MMLAB_PAGE);
+
+			if (got != writers[i].last[j] && !atomic_fetch_add(&lost, 1)) {
+				first_lost_page = pg;
+				first_got = got;
+				first_want = writers[i].last[j];
+			}
+		}
+		free(writers[i].last);
+	}
+report:
+	if (err) {
+		ksft_print_msg("%s: %s\n", name, err);
+		fail = 1;
+	}
+	if (first_err[0]) {
+		ksft_print_msg("%s: %s\n", name, first_err);
+		fail = 1;
+	}
+	if (atomic_load(&lost)) {
+		ksft_print_msg("%s: %ld writes lost; first: page %ld holds %llu, its writer wrote %llu last\n",
+			       name, atomic_load(&lost), first_lost_page,
+			       (unsigned long long)first_got, (unsigned long long)first_want);
+		fail = 1;
+	}
+	ksft_print_msg("%s: %d rounds of %zu pages, %d writers, %ld writes checked\n",
+		       name, how == BY_SPLIT ? 1 : ROUNDS, npages, nwriters, atomic_load(&writes));
+	if (count_ipis && !err && how == BY_SPLIT) {
+		/*
+		 * unmap_folio() defers the flush of each of the 512 PTEs and
+		 * flushes once: exactly one shootdown per THP (one per PTE
+		 * without the batching, none if the final flush is missing).
+		 */
+		ksft_print_msg("%s: %ld TLB shootdowns sent for %zu THP splits (want %zu)\n",
+			       name, ipis, thp, thp);
+		if (ipis != (long)thp)
+			fail = 1;
+	} else if (count_ipis && !err) {
+		/* One per batch and round, and a few for retried folios. */
+		long limit = ROUNDS * (nbatches + 8);
+
+		ksft_print_msg("%s: %ld TLB shootdowns sent for %zu page moves (at most %ld)\n",
+			       name, ipis, ROUNDS * npages, limit);
+		if (ipis < 0 || ipis > limit) {
+			ksft_print_msg("%s: migration flushed %s\n", name,
+				       ipis < 0 ? "(trace unreadable)" : "per page, not per batch");
+			fail = 1;
+		}
+	}
+	ksft_test_result(!fail, "%s\n", name);
+}
+
+static char *map_shared(size_t npages, int shmem_fd)
+{
+	char *p = mmap(NULL, npages * MMLAB_PAGE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | (shmem_fd < 0 ? MAP_ANONYMOUS : 0), shmem_fd, 0);
+
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap shared: %s\n", strerror(errno));
+	return p;
+}
+
+int main(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t thp_len = NTHP * MMLAB_PMD_SIZE;
+	char *anon, *shared, *file, *thp_raw, *thp;
+	int fd;
+
+	ksft_print_header();
+	if (access("/sys/devices/system/node/node1", F_OK))
+		ksft_exit_skip("needs 2 NUMA nodes (QEMU -numa; UML has no NUMA)\n");
+	if (ncpu < 2)
+		ksft_exit_skip("needs 2 CPUs, this kernel has %ld\n", ncpu);
+	mmlab_need_mem(4 * 8 + 16);
+	nwriters = ncpu > MAX_WRITERS ? MAX_WRITERS : ncpu;
+	ksft_set_plan(5);
+	if (mmlab_pin(0))
+		ksft_exit_fail_msg("cannot pin to CPU 0\n");
+
+	anon = mmlab_map(NPAGES);
+	madvise(anon, NPAGES * MMLAB_PAGE, MADV_NOHUGEPAGE);
+	run_case("anon 4 KiB pages, move_pages", BY_MOVE_PAGES, anon, NPAGES, 0, 1);
+	munmap(anon, NPAGES * MMLAB_PAGE);
+
+	shared = map_shared(NPAGES, -1);
+	run_case("shared anon pages, mbind MPOL_MF_MOVE", BY_MBIND, shared, NPAGES, 0, 0);
+	munmap(shared, NPAGES * MMLAB_PAGE);
+
+	fd = memfd_create("migrate", 0);
+	if (fd < 0 || ftruncate(fd, NPAGES * MMLAB_PAGE))
+		ksft_exit_fail_msg("memfd: %s\n", strerror(errno));
+	file = map_shared(NPAGES, fd);
+	run_case("shmem file pages, migrate_pages", BY_MIGRATE_PAGES, file, NPAGES, 0, 0);
+	munmap(file, NPAGES * MMLAB_PAGE);
+	close(fd);
+
+	thp_raw = mmap(NULL, thp_len + MMLAB_PMD_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (thp_raw == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	thp = (char *)(((unsigned long)thp_raw + MMLAB_PMD_SIZE - 1) & ~(MMLAB_PMD_SIZE - 1));
+	if (madvise(thp, thp_len, MADV_HUGEPAGE)) {
+		mmlab_skip("anon THPs, move_pages", "no THP (madvise MADV_HUGEPAGE failed)");
+		mmlab_skip("PTE-mapped THP split", "no THP (madvise MADV_HUGEPAGE failed)");
+		ksft_finished();
+	}
+	run_case("anon THPs, move_pages", BY_MOVE_PAGES, thp, thp_len / MMLAB_PAGE, NTHP, 0);
+	munmap(thp_raw, thp_len + MMLAB_PMD_SIZE);
+
+	/*
+	 * The same THPs mapped by PTEs (an mprotect() of one page splits
+	 * each PMD, the folio stays whole), then split by
+	 * split_huge_pages while the writers write them.
+	 */
+	thp_raw = mmap(NULL, thp_len + MMLAB_PMD_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (thp_raw == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	thp = (char *)(((unsigned long)thp_raw + MMLAB_PMD_SIZE - 1) & ~(MMLAB_PMD_SIZE - 1));
+	madvise(thp, thp_len, MADV_HUGEPAGE);
+	memset(thp, 1, thp_len);
+	for (int i = 0; i < NTHP; i++) {
+		char *page = thp + i * MMLAB_PMD_SIZE + MMLAB_PAGE;
+
+		if (mprotect(page, MMLAB_PAGE, PROT_READ) ||
+		    mprotect(page, MMLAB_PAGE, PROT_READ | PROT_WRITE))
+			ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+	}
+	if (access(SPLIT_THPS, W_OK))
+		mmlab_skip("PTE-mapped THP split", "no " SPLIT_THPS " (CONFIG_DEBUG_FS)");
+	else
+		run_case("PTE-mapped THP split", BY_SPLIT, thp, thp_len / MMLAB_PAGE, NTHP, 1);
+	ksft_finished();
+}

@@ -7,7 +7,8 @@
 #   3. every prefix of the series builds (UML, uml-config): bisectable;
 #   4. zero cost, byte for byte: with the series' debug options off, every
 #      object file of the whole series equals the same object built with
-#      only the patches before the "zero-cost" marker in patches/series,
+#      only the patches before the "zero-cost" marker in patches/series
+#      (the fixes and the functional changes),
 #      on UML (uml-config) and on x86_64 with THP (qemu-config): code
 #      (objdump -d -r), every allocated section's bytes, relocations and
 #      symbols; debug info is left out. A difference is reported with the
@@ -136,12 +137,14 @@ fi
 # after differ only where the code does. A patch that adds lines moves
 # every line below them, and __LINE__ is code and data (WARN/BUG sites,
 # lock class names, initcall names): each __LINE__ becomes __COUNTER__,
-# the number of its use in the file. That stays unique (the kernel pastes
-# __LINE__ into names, so -D__LINE__=0 does not build) and is the same
-# before and after unless the code the compiler sees changed.
+# the number of its use in the file (scripts/line-as-counter.h, forced into
+# every C file). That stays unique (the kernel pastes __LINE__ into names,
+# so -D__LINE__=0 does not build; -D__LINE__=... is an error under x86's
+# -Werror) and is the same before and after unless the code the compiler
+# sees changed.
 export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026' KBUILD_BUILD_VERSION=1 \
 	KBUILD_BUILD_USER=mmlab KBUILD_BUILD_HOST=mmlab \
-	KCFLAGS='-D__LINE__=__COUNTER__ -Wno-builtin-macro-redefined'
+	KCFLAGS="-include $(cd "$(dirname "$0")" && pwd)/line-as-counter.h"
 zbuild() {	# zbuild NAME ARCH "BASE" FRAGMENT
 	local t0=$(date +%s) o=$CHECK/zc-$2 log=$CHECK/build-zc-$2-$1.log rc
 	{ "$S/config.sh" "$PWD" "$o" "$2" "$3" "$4" &&
@@ -201,7 +204,7 @@ compare() {
 	return 1
 }
 
-say "4/4 zero cost, byte for byte: before $zero_from (fixes only) vs the whole series, options off"
+say "4/4 zero cost, byte for byte: the patches before $zero_from vs the whole series, options off"
 quilt pop -q "$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | awk '{print $1}' |
 	grep -B1 -xF "$zero_from" | head -1)" > "$CHECK/push.log" 2>&1 ||
 	{ cat "$CHECK/push.log"; die "cannot pop back to before $zero_from"; }

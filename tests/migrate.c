@@ -26,6 +26,9 @@
  * batch plus one per folio retried alone. The private anon case counts
  * the shootdowns this task sends (tlb:tlb_flush, reason
  * TLB_REMOTE_SEND_IPI, filtered to its pid) and checks that bound. The
+ * pages each round moved, and that none failed, come from the same task's
+ * migrate:mm_migrate_pages events (pgmigrate_success and pgmigrate_fail,
+ * but only this task's: kcompactd migrates too). The
  * split case checks that unmapping each THP for the split sent exactly one
  * shootdown (one per PTE without the batching, none if the flush that ends
  * unmap_folio() were missing).
@@ -49,6 +52,8 @@
 #define MPOL_MF_MOVE_ALL (1 << 2)
 #define MPOL_DEFAULT	0
 #define TLB_FLUSH_EV	"/sys/kernel/tracing/events/tlb/tlb_flush"
+#define MIGRATE_EV	"/sys/kernel/tracing/events/migrate/mm_migrate_pages"
+#define TLB_REMOTE_SEND_IPI "4"	/* enum tlb_flush_reason */
 #define SPLIT_THPS	"/sys/kernel/debug/split_huge_pages"
 
 enum how { BY_MOVE_PAGES, BY_MBIND, BY_MIGRATE_PAGES, BY_SPLIT };
@@ -192,20 +197,51 @@ static size_t pages_off_node(int node, long *first_bad, int *bad_status)
 	return off;
 }
 
-/* The shootdowns this task sent since the trace buffer was cleared. */
-static long sent_shootdowns(void)
+/*
+ * Trace @ev for this task only (and @also, when not empty: more of the
+ * filter), without clearing the buffer.
+ */
+static int trace_own(const char *ev, const char *also, int on)
+{
+	char path[256], filter[128];
+
+	snprintf(filter, sizeof(filter), "common_pid == %d%s%s", getpid(),
+		 also[0] ? " && " : "", also);
+	snprintf(path, sizeof(path), "%s/filter", ev);
+	if (on && mmlab_write_file(path, filter))
+		return -1;
+	snprintf(path, sizeof(path), "%s/enable", ev);
+	return mmlab_write_file(path, on ? "1" : "0");
+}
+
+/*
+ * What this task's trace says since the buffer was cleared: the TLB
+ * shootdowns it sent, and the pages its migrations moved and failed to
+ * move (mm_migrate_pages, once per migrate_pages() call). 0, or -1.
+ */
+static int read_trace(long *ipis, long *moved, long *failed)
 {
 	char line[512];
-	long n = 0;
 	FILE *f = fopen("/sys/kernel/tracing/trace", "r");
 
-	while (f && fgets(line, sizeof(line), f))
-		if (line[0] != '#' && strstr(line, "tlb_flush:") &&
-		    strstr(line, "reason:remote ipi send"))
-			n++;
+	*ipis = *moved = *failed = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *m = strstr(line, "mm_migrate_pages: nr_succeeded=");
+		unsigned long ok, bad;
+
+		if (line[0] == '#')
+			continue;
+		if (strstr(line, "tlb_flush:") && strstr(line, "reason:remote ipi send"))
+			(*ipis)++;
+		if (m && sscanf(m, "mm_migrate_pages: nr_succeeded=%lu nr_failed=%lu",
+				&ok, &bad) == 2) {
+			*moved += ok;
+			*failed += bad;
+		}
+	}
 	if (f)
 		fclose(f);
-	return f ? n : -1;
+	return f ? 0 : -1;
 }
 
 /* How many of the @n 2 MiB steps of @p are THPs (/proc/kpageflags), or -1. */
@@ -230,7 +266,8 @@ static long thps_in(char *p, size_t n)
 static void run_case(const char *name, enum how how, char *mem, size_t npages,
 		     size_t thp, int count_ipis)
 {
-	long ipis = -1, bad_page = -1, thps;
+	long ipis = -1, bad_page = -1, thps, moved = -1, failed = -1;
+	int traced = 0;
 	int bad_status = 0, node = 0, fail = 0;
 	size_t nbatches = (npages + BATCH - 1) / BATCH;
 	const char *err = NULL;
@@ -262,8 +299,9 @@ static void run_case(const char *name, enum how how, char *mem, size_t npages,
 	}
 	while (atomic_load(&running) < nwriters)
 		sched_yield();
-	if (count_ipis && mmlab_trace_own(TLB_FLUSH_EV))
-		count_ipis = 0;
+	traced = !mmlab_write_file("/sys/kernel/tracing/trace", "") &&
+		 !trace_own(MIGRATE_EV, "", 1) &&
+		 !trace_own(TLB_FLUSH_EV, "reason == " TLB_REMOTE_SEND_IPI, 1);
 	if (how == BY_SPLIT) {
 		err = split_region();
 		if (!err && (thps = thps_in(mem, thp)) != 0)
@@ -287,10 +325,10 @@ static void run_case(const char *name, enum how how, char *mem, size_t npages,
 			snprintf(first_err, sizeof(first_err), "round %d: %ld of %zu THPs left",
 				 round, thps, thp);
 	}
-	if (count_ipis) {
-		mmlab_write_file(TLB_FLUSH_EV "/enable", "0");
-		ipis = sent_shootdowns();
-	}
+	trace_own(TLB_FLUSH_EV, "", 0);
+	trace_own(MIGRATE_EV, "", 0);
+	if (traced && read_trace(&ipis, &moved, &failed))
+		traced = 0;
 	atomic_store(&stop, 1);
 	for (int i = 0; i < nwriters; i++) {
 		pthread_join(writers[i].thr, NULL);
@@ -322,7 +360,23 @@ report:
 	}
 	ksft_print_msg("%s: %d rounds of %zu pages, %d writers, %ld writes checked\n",
 		       name, how == BY_SPLIT ? 1 : ROUNDS, npages, nwriters, atomic_load(&writes));
-	if (count_ipis && !err && how == BY_SPLIT) {
+	if (!traced && !err && !first_err[0]) {
+		ksft_print_msg("%s: no trace of this task (tracefs: %s)\n", name, MIGRATE_EV);
+		fail = 1;
+	} else if (!err && how != BY_SPLIT) {
+		/*
+		 * Every page moves once a round (migrate_pages(2) moves the
+		 * rest of the process too), and none may fail: the writers
+		 * hold no references that migration would have to wait out.
+		 */
+		size_t want = ROUNDS * npages;
+
+		ksft_print_msg("%s: migrations moved %ld pages, %ld failed (want %s%zu, 0)\n",
+			       name, moved, failed, how == BY_MIGRATE_PAGES ? ">= " : "", want);
+		if (failed || moved < (long)want || (how != BY_MIGRATE_PAGES && moved != (long)want))
+			fail = 1;
+	}
+	if (traced && !err && how == BY_SPLIT) {
 		/*
 		 * unmap_folio() defers the flush of each of the 512 PTEs and
 		 * flushes once: exactly one shootdown per THP (one per PTE
@@ -332,7 +386,7 @@ report:
 			       name, ipis, thp, thp);
 		if (ipis != (long)thp)
 			fail = 1;
-	} else if (count_ipis && !err) {
+	} else if (traced && count_ipis && !err) {
 		/* One per batch and round, and a few for retried folios. */
 		long limit = ROUNDS * (nbatches + 8);
 

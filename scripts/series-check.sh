@@ -84,9 +84,11 @@ if [ -s "$src/.pc/applied-patches" ]; then
 		rm -rf "$src"
 	fi
 fi
+# (its own index: build/tree.git's belongs to build/src)
 if [ ! -f "$src/Makefile" ]; then
 	step "checking out the pristine tree into $src" bash -c \
-		"mkdir -p '$src' && GIT_DIR='$GITDIR' GIT_WORK_TREE='$src' git checkout -q -f pristine -- ."
+		"mkdir -p '$src' && GIT_DIR='$GITDIR' GIT_WORK_TREE='$src' GIT_INDEX_FILE='$CHECK/index' \
+			git checkout -q -f pristine -- ."
 fi
 cd "$src"
 ln -sfn "$PATCHES" patches

@@ -76,7 +76,7 @@ help:
 ## make run             boot UML to an interactive shell (the image stays unmodified)
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
 ## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
-## make bench           stock vs patched x86_64 in QEMU: ns/page ratios, counters, plot, bloat-o-meter (BOOTS=5)
+## make bench           stock vs the series (options off, on) on x86_64 in QEMU, 2 NUMA nodes: ns/page ratios, TLB shootdowns, counters, plot (BOOTS=5)
 ## make soak            stress-ng + trinity + our tests under fault injection, UML and x86 (SOAK_SECONDS=180 SEED=n)
 ## make kcidb           the last results as one KCIDB v5.3 document, build/logs/kcidb.json, validated (KCIDB_URL= KCIDB_TOKEN= also submit it)
 ## make bisect          GOOD=<patch> BAD=<patch>: the first patch of the series that fails T=tests (default kunit; BISECT_ON=x86)
@@ -222,7 +222,7 @@ soak-x86: x86 initramfs
 
 # Stock vs patched x86_64 in QEMU, alternately (scripts/bench.sh; BOOTS=5).
 bench: deps series initramfs
-	@JOBS=$(JOBS) KCC="$(KCC)" $(S)/bench.sh $(KSRC) $(BUILD) $(ROOT)
+	@JOBS=$(JOBS) KCC="$(KCC)" $(S)/bench.sh $(KSRC) $(GITDIR) $(BUILD) $(ROOT)
 
 test-host: uml rootfs
 	@tests/host/run.sh $(LOGS)

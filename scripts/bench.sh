@@ -1,23 +1,28 @@
 #!/bin/bash
 # make bench: what the series costs and gains on x86_64, as ratios.
-#   1. stock: the series popped from the one tree, built in build/x86-stock
-#      with qemu-config minus the series' own options;
-#   2. the series applied with those options off (build/x86-off):
-#      bloat-o-meter stock -> off must show 0 bytes;
-#   3. the patched kernel (make x86, options on) and the stock one booted
-#      alternately, BOOTS times each, with the same initramfs, running
-#      tests/bench (median of 5 runs per boot): scripts/bench.py reports the
-#      medians, the patched/stock ratios and the gather counters.
-# usage: bench.sh SRC BUILD ROOT   (BOOTS=5, JOBS, KCC from make)
+#   1. stock: the pristine tree, no patch applied, in the scratch tree
+#      build/check/src (series-check's; build/src is not touched), built
+#      in build/x86-stock with qemu-config minus the series' own options;
+#   2. the series (build/src) with those options off, in build/x86-off;
+#   3. the series with them on: make x86.
+#   bloat-o-meter stock -> off shows what the functional patches add,
+#   off -> on what the options cost (that off adds no byte to the
+#   instrumented code is series-check's byte comparison).
+#   All three are booted in turn, BOOTS times each, with the same
+#   initramfs, on 4 vCPUs and 2 NUMA nodes, running tests/bench (median of
+#   5 runs per boot): scripts/bench.py reports the medians, the ratios to
+#   stock, the TLB shootdowns and the counters, and checks what the
+#   batching must show.
+# usage: bench.sh SRC GITDIR BUILD ROOT   (BOOTS=5, JOBS, KCC from make)
 . "$(dirname "$0")/lib.sh"
 set -Eeuo pipefail
-SRC=$1 BUILD=$2 ROOT=$3
+SRC=$1 GITDIR=$2 BUILD=$3 ROOT=$4
 OUT=$BUILD/bench
 BOOTS=${BOOTS:-5}
 JOBS=${JOBS:-$(nproc)}
 KCC=${KCC:-gcc}
-export QUILT_PATCHES=patches QUILT_PC=.pc
-quilt() { command quilt --quiltrc - "$@"; }
+# One ccache for both trees: paths relative to build/, cwd not hashed.
+export CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1
 mkdir -p "$OUT"
 
 # The fragment without the series' own options: the stock tree has none of
@@ -25,35 +30,31 @@ mkdir -p "$OUT"
 opts=$(grep -h '^+config ' "$ROOT"/patches/*.patch | awk '{print $2}' | paste -sd'|')
 grep -v -E "^(# )?CONFIG_($opts)[= ]" "$ROOT/qemu-config" > "$OUT/qemu-config.stock"
 
-build() {	# build NAME O
-	local t0
-	t0=$(date +%s)
-	"$ROOT/scripts/config.sh" "$SRC" "$2" x86_64 "x86_64_defconfig kvm_guest.config" \
+build() {	# build NAME TREE O
+	"$ROOT/scripts/config.sh" "$2" "$3" x86_64 "x86_64_defconfig kvm_guest.config" \
 		"$OUT/qemu-config.stock"
-	say "building the $1 x86_64 kernel in $2 ..."
-	make -s -C "$SRC" O="$2" ARCH=x86_64 CC="$KCC" -j"$JOBS" bzImage > "$2.log" 2>&1 ||
-		{ tail -20 "$2.log" >&2; die "the $1 build failed (log $2.log)"; }
-	say "$1 kernel built in $(( $(date +%s) - t0 ))s"
+	step "building the $1 x86_64 kernel in $3" \
+		"$ROOT/scripts/kbuild.py" "x86_64 ($1)" "$2" "$3" x86_64 "$KCC" "$JOBS" bzImage
 }
 
-cd "$SRC"
-n=$(quilt applied 2>/dev/null | wc -l)
-[ "$n" -gt 0 ] || die "the series is not applied" "make series"
-# Whatever happens from here on, put the series back.
-trap 'cd "$SRC" && quilt push -a -q > /dev/null 2>&1 || true' EXIT
-say "popping the $n patches for the stock kernel"
-quilt pop -a -q > /dev/null
-build stock "$BUILD/x86-stock"
-quilt push -a -q > /dev/null
-trap - EXIT
-say "series re-applied: $(quilt applied | wc -l) patches"
-
-build "patched, options off" "$BUILD/x86-off"
-say "bloat-o-meter: stock -> patched with the series' options off"
-"$SRC/scripts/bloat-o-meter" "$BUILD/x86-stock/vmlinux" "$BUILD/x86-off/vmlinux" |
-	tee "$OUT/bloat-o-meter.txt" | sed 's/^/mmlab:   /'
-
+stock=$BUILD/check/src
+scratch_tree "$GITDIR" "$stock" "$ROOT/patches"
+build stock "$stock" "$BUILD/x86-stock"
+build "series, options off" "$SRC" "$BUILD/x86-off"
 make -s -C "$ROOT" x86 initramfs
+
+bloat() {	# bloat NAME FROM TO
+	say "bloat-o-meter $1"
+	"$SRC/scripts/bloat-o-meter" "$BUILD/$2/vmlinux" "$BUILD/$3/vmlinux" > "$OUT/bloat-$2-$3.txt"
+	head -1 "$OUT/bloat-$2-$3.txt" | sed 's/^/mmlab:   /'
+	grep -v -e '^add/remove' -e '^Function' -e '^Total' "$OUT/bloat-$2-$3.txt" | head -12 |
+		sed 's/^/mmlab:   /'
+	tail -1 "$OUT/bloat-$2-$3.txt" | sed 's/^/mmlab:   /'
+}
+bloat "stock -> series with its options off (the functional patches)" x86-stock x86-off
+bloat "series: options off -> on (the instrumentation)" x86-off x86
+
 python3 "$ROOT/scripts/bench.py" --stock "$BUILD/x86-stock/arch/x86/boot/bzImage" \
-	--patched "$BUILD/x86/arch/x86/boot/bzImage" --initrd "$BUILD/initramfs.cpio" \
-	--boots "$BOOTS" --out "$OUT" --bloat "$OUT/bloat-o-meter.txt"
+	--off "$BUILD/x86-off/arch/x86/boot/bzImage" --patched "$BUILD/x86/arch/x86/boot/bzImage" \
+	--initrd "$BUILD/initramfs.cpio" --boots "$BOOTS" --out "$OUT" \
+	--bloat "stock_to_off=$OUT/bloat-x86-stock-x86-off.txt" --bloat "off_to_on=$OUT/bloat-x86-off-x86.txt"

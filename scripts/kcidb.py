@@ -170,12 +170,16 @@ def bench_tests(root, blds):
     with open(path) as f:
         doc = json.load(f)
     tests = []
-    for kernel, d in (('stock', 'x86-stock'), ('patched', 'x86')):
+    for kernel, d in (('stock', 'x86-stock'), ('off', 'x86-off'), ('patched', 'x86')):
         if d not in blds:
             continue
         bid = blds[d]['id']
         for e in doc['results']:
+            if kernel not in e:
+                continue
             p = f'mmlab.bench.{segment(e["workload"])}.pages_{e["pages"]}'
+            if e.get('remote'):
+                p += f'.remote_{e["remote"]}'
             tests.append({'id': f'{bid}:bench:{p}', 'build_id': bid, 'origin': ORIGIN,
                           'path': p, 'status': 'DONE',
                           'number': {'value': e[kernel]['ns_per_page_median'], 'unit': 'ns/page'},

@@ -37,3 +37,26 @@ missing_packages() {
 	done
 	echo "${out# }"
 }
+# scratch_tree GITDIR DIR PATCHES: DIR holds the pristine tree (tag
+# "pristine" of GITDIR) with no patch applied, and PATCHES linked as its
+# quilt series, for builds that must not touch build/src (series-check,
+# bench's stock kernel). A tree whose patches no longer pop (renamed
+# since) is checked out again. Its own git index is DIR's sibling "index":
+# GITDIR's belongs to build/src.
+scratch_tree() {
+	local gitdir=$1 dir=$2 patches=$3
+	if [ -s "$dir/.pc/applied-patches" ]; then
+		(cd "$dir" && ln -sfn "$patches" patches &&
+		 QUILT_PATCHES=patches QUILT_PC=.pc quilt --quiltrc - pop -a -q > /dev/null 2>&1) || true
+		if [ -s "$dir/.pc/applied-patches" ]; then
+			say "the patches applied in $dir no longer pop (renamed since?): checking it out again"
+			rm -rf "$dir"
+		fi
+	fi
+	if [ ! -f "$dir/Makefile" ]; then
+		step "checking out the pristine tree into $dir" bash -c \
+			"mkdir -p '$dir' && GIT_DIR='$gitdir' GIT_WORK_TREE='$dir' \
+			 GIT_INDEX_FILE='$(dirname "$dir")/index' git checkout -q -f pristine -- ."
+	fi
+	ln -sfn "$patches" "$dir/patches"
+}

@@ -77,21 +77,8 @@ done
 [ "$amok" = ${#patches[@]} ] && echo "  ok   git am applied all $amok patches; top: $(git -C "$am" log -1 --format=%s)"
 
 src=$CHECK/src
-if [ -s "$src/.pc/applied-patches" ]; then
-	(cd "$src" && ln -sfn "$PATCHES" patches && quilt pop -a -q > /dev/null 2>&1) || true
-	if [ -s "$src/.pc/applied-patches" ]; then
-		say "the patches applied in $src no longer pop (renamed since?): checking it out again"
-		rm -rf "$src"
-	fi
-fi
-# (its own index: build/tree.git's belongs to build/src)
-if [ ! -f "$src/Makefile" ]; then
-	step "checking out the pristine tree into $src" bash -c \
-		"mkdir -p '$src' && GIT_DIR='$GITDIR' GIT_WORK_TREE='$src' GIT_INDEX_FILE='$CHECK/index' \
-			git checkout -q -f pristine -- ."
-fi
+scratch_tree "$GITDIR" "$src" "$PATCHES"
 cd "$src"
-ln -sfn "$PATCHES" patches
 quilt pop -a -q > /dev/null 2>&1 || true
 
 # Options the series adds: everything in a fragment that stock lacks;

@@ -5,13 +5,21 @@
  * munmap and MADV_DONTNEED across the gather's sizes (the 8-page bundle,
  * one batch, past the batch cap), exit of a process with 64 MiB RSS,
  * fork + exit of one, munmap of a dirty MAP_SHARED memfd, MADV_PAGEOUT to
- * zram, and (x86) a THP split by mprotect.
+ * zram, and (x86) a THP split by mprotect; and, between two NUMA nodes
+ * with R = 1..3 threads of this process spinning on the other CPUs, page
+ * migration (move_pages(2) node 0 -> 1 -> 0) and THP splits in place
+ * (split_huge_page): what batching their TLB flushes saves, with the TLB
+ * shootdown IPIs received and the pages migrated per run.
  *
  * Without arguments it is a test like the others: one run of each, data
  * checked, TAP. "bench -r N" (make bench) prints one JSON line per
  * workload with the median of N runs, for scripts/bench.py.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include "mmlab.h"
@@ -20,8 +28,14 @@
 #define MADV_PAGEOUT 21
 #endif
 #define HPAGE (2UL << 20)
+#define MPOL_MF_MOVE (1 << 1)
+#define MAX_REMOTE 3
 
-static int reps = 1, json;
+/*
+ * Runs per workload; migrate and thp_split with remote threads take 3 at
+ * most (a run of migrate is 12 s of TCG: 256 MiB moved twice).
+ */
+static int all_reps = 1, remote_reps = 1, json;
 
 static double now_ns(void)
 {
@@ -39,15 +53,102 @@ static char *populated(size_t npages)
 	return p;
 }
 
-struct sample { double ns; long long flush, alloc, freed; };
+struct sample { double ns; long long flush, alloc, freed, ipis, migrated, mig_failed; };
 
 static long long ev(const char *name) { return mmlab_vmstat(name); }
 
-/* One run of @w on @npages pages: the time of the measured step only. */
-static int run_once(const char *w, size_t npages, struct sample *s)
+/* TLB shootdown IPIs received by all CPUs so far (/proc/interrupts), or -1. */
+static long long tlb_ipis(void)
+{
+	char line[1024], *p, *end;
+	long long sum = -1;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, "TLB:", 4))
+			continue;
+		sum = 0;
+		for (p += 4;; p = end) {
+			long long v = strtoll(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += v;
+		}
+	}
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+/*
+ * R threads of this process on CPUs 1..R, spinning with pause while the
+ * main thread (CPU 0) migrates or splits: the mm runs on those CPUs, so
+ * each TLB flush of it sends them an IPI. Under single-threaded TCG a vCPU
+ * runs only when the round-robin gets to it; pause ends its turn, so an IPI
+ * is answered as soon as the sender waits, as on real hardware.
+ */
+static atomic_int spin_stop;
+
+static void *spinner(void *arg)
+{
+	if (mmlab_pin((int)(long)arg))
+		return (void *)1L;
+	while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
+		__builtin_ia32_pause();
+	return NULL;
+}
+
+static pthread_t spinners[MAX_REMOTE];
+
+static int remote_start(int remote)
+{
+	atomic_store(&spin_stop, 0);
+	if (mmlab_pin(0))
+		return -1;
+	for (long i = 0; i < remote; i++)
+		if (pthread_create(&spinners[i], NULL, spinner, (void *)(i + 1)))
+			return -1;
+	usleep(10000);	/* let them reach their CPUs */
+	return 0;
+}
+
+static int remote_stop(int remote)
+{
+	void *rc;
+	int bad = 0;
+
+	atomic_store(&spin_stop, 1);
+	for (int i = 0; i < remote; i++)
+		bad |= pthread_join(spinners[i], &rc) || rc;
+	return bad ? -1 : 0;
+}
+
+/* Move @n pages of @p to @node; the pages left behind (0 when all moved), or -1. */
+static long move_all(char *p, size_t n, int node, void **pages, int *nodes, int *status)
+{
+	long rc;
+
+	for (size_t i = 0; i < n; i++) {
+		pages[i] = p + i * MMLAB_PAGE;
+		nodes[i] = node;
+	}
+	rc = mmlab_move_pages(n, pages, nodes, status, MPOL_MF_MOVE);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = status[i] != node;
+	return rc;
+}
+
+/*
+ * One run of @w on @npages pages (@remote spinning threads for migrate and
+ * thp_split): the time of the measured step only.
+ */
+static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 {
 	long long f0 = ev("mmu_gather_flush"), a0 = ev("mmu_gather_batch_alloc");
-	long long p0 = ev("mmu_gather_pages_freed");
+	long long p0 = ev("mmu_gather_pages_freed"), i0 = tlb_ipis();
+	long long m0 = ev("pgmigrate_success"), x0 = ev("pgmigrate_fail");
 	double t0 = 0, t1 = 0;
 	int bad = 0;
 
@@ -141,11 +242,65 @@ static int run_once(const char *w, size_t npages, struct sample *s)
 		t1 = now_ns();
 		bad |= mmlab_check(p, 0, npages, 6, "split THP") != 0;
 		munmap(r, 2 * HPAGE);
+	} else if (!strcmp(w, "migrate")) {
+		/* node 0 -> 1 -> 0: ns per page moved, two moves per page */
+		char *p = mmlab_map(npages);
+		void **pages = malloc(npages * sizeof(*pages));
+		int *nodes = malloc(npages * sizeof(*nodes));
+		int *status = malloc(npages * sizeof(*status));
+
+		madvise(p, npages * MMLAB_PAGE, MADV_NOHUGEPAGE);
+		bad = !pages || !nodes || !status || remote_start(remote);
+		mmlab_fill(p, 0, npages, 7);	/* first touch on CPU 0: node 0 */
+		bad |= move_all(p, npages, 0, pages, nodes, status) != 0;
+		f0 = ev("mmu_gather_flush"); a0 = ev("mmu_gather_batch_alloc");
+		p0 = ev("mmu_gather_pages_freed"); i0 = tlb_ipis();
+		m0 = ev("pgmigrate_success"); x0 = ev("pgmigrate_fail");
+		t0 = now_ns();
+		bad |= move_all(p, npages, 1, pages, nodes, status) != 0;
+		bad |= move_all(p, npages, 0, pages, nodes, status) != 0;
+		t1 = now_ns();
+		npages *= 2;
+		bad |= remote_stop(remote);
+		bad |= mmlab_check(p, 0, npages / 2, 7, "after migration") != 0;
+		munmap(p, npages / 2 * MMLAB_PAGE);
+		free(pages);
+		free(nodes);
+		free(status);
+	} else if (!strcmp(w, "thp_split")) {
+		/* THPs split in place (split_huge_page): ns per 4 KiB page split */
+		size_t thps = npages / 512, len = thps * HPAGE;
+		char *r = mmap(NULL, len + HPAGE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *p = (char *)(((unsigned long)r + HPAGE - 1) & ~(HPAGE - 1));
+		int tries = 0;
+
+		madvise(p, len, MADV_HUGEPAGE);
+		bad = remote_start(remote);
+		mmlab_fill(p, 0, npages, 8);
+		if (mmlab_thps(p, thps) != (long)thps)
+			bad = 1;
+		f0 = ev("mmu_gather_flush"); a0 = ev("mmu_gather_batch_alloc");
+		p0 = ev("mmu_gather_pages_freed"); i0 = tlb_ipis();
+		m0 = ev("pgmigrate_success"); x0 = ev("pgmigrate_fail");
+		t0 = now_ns();
+		/* it skips a THP it cannot lock at once: ask again */
+		do
+			bad |= mmlab_split_thps(p, len);
+		while (!bad && mmlab_thps(p, thps) && ++tries < 10);
+		t1 = now_ns();
+		bad |= remote_stop(remote);
+		bad |= mmlab_thps(p, thps) != 0;
+		bad |= mmlab_check(p, 0, npages, 8, "after the THP split") != 0;
+		munmap(r, len + HPAGE);
 	}
 	s->ns = (t1 - t0) / npages;
 	s->flush = f0 < 0 ? -1 : ev("mmu_gather_flush") - f0;
 	s->alloc = a0 < 0 ? -1 : ev("mmu_gather_batch_alloc") - a0;
 	s->freed = p0 < 0 ? -1 : ev("mmu_gather_pages_freed") - p0;
+	s->ipis = i0 < 0 ? -1 : tlb_ipis() - i0;
+	s->migrated = m0 < 0 ? -1 : ev("pgmigrate_success") - m0;
+	s->mig_failed = x0 < 0 ? -1 : ev("pgmigrate_fail") - x0;
 	return bad ? -1 : 0;
 }
 
@@ -156,22 +311,38 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void bench(const char *w, size_t npages)
+static void bench(const char *w, size_t npages, int remote)
 {
 	struct sample s[32], m;
-	int i, bad = 0;
+	char name[40];
+	int i, bad = 0, reps = remote ? remote_reps : all_reps;
 
 	for (i = 0; i < reps; i++)
-		bad |= run_once(w, npages, &s[i]);
+		bad |= run_once(w, npages, remote, &s[i]);
+	if (json) {
+		/* the counters of every run, in run order: they should not vary */
+		/* unit_pages: what ns_per_page divides by (migrate: 2 moves a page) */
+		printf("bench {\"workload\": \"%s\", \"pages\": %zu, \"unit_pages\": %zu, "
+		       "\"remote\": %d, \"runs\": [", w, npages,
+		       strcmp(w, "migrate") ? npages : 2 * npages, remote);
+		for (i = 0; i < reps; i++)
+			printf("%s{\"ns_per_page\": %.1f, \"tlb_ipis\": %lld, \"pgmigrate_success\": %lld, "
+			       "\"pgmigrate_fail\": %lld}", i ? ", " : "", s[i].ns, s[i].ipis,
+			       s[i].migrated, s[i].mig_failed);
+		printf("], ");
+	}
 	qsort(s, reps, sizeof(s[0]), cmp);
 	m = s[reps / 2];
+	snprintf(name, sizeof(name), remote ? "%s R=%d" : "%s", w, remote);
 	if (json)
-		printf("bench {\"workload\": \"%s\", \"pages\": %zu, \"ns_per_page\": %.1f, "
-		       "\"flushes\": %lld, \"batch_allocs\": %lld, \"pages_freed\": %lld, \"ok\": %d}\n",
-		       w, npages, m.ns, m.flush, m.alloc, m.freed, !bad);
+		printf("\"ns_per_page\": %.1f, \"flushes\": %lld, \"batch_allocs\": %lld, "
+		       "\"pages_freed\": %lld, \"tlb_ipis\": %lld, \"pgmigrate_success\": %lld, "
+		       "\"pgmigrate_fail\": %lld, \"ok\": %d}\n",
+		       m.ns, m.flush, m.alloc, m.freed, m.ipis, m.migrated, m.mig_failed, !bad);
 	else
-		ksft_test_result(!bad, "%s %zu pages: %.1f ns/page, flushes %lld, batch allocs %lld\n",
-				 w, npages, m.ns, m.flush, m.alloc);
+		ksft_test_result(!bad, "%s %zu pages: %.1f ns/page, flushes %lld, batch allocs %lld, "
+				 "TLB IPIs %lld, migrated %lld\n", name, npages, m.ns, m.flush,
+				 m.alloc, m.ipis, m.migrated);
 }
 
 int main(int argc, char **argv)
@@ -179,38 +350,64 @@ int main(int argc, char **argv)
 	static const size_t sizes[] = { 8, 9, 518, 4096, 16384 };
 	char why[128];
 	int thp = !access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK);
-	int swap, opt;
+	int split = !access("/sys/kernel/debug/split_huge_pages", W_OK);
+	int numa = !access("/sys/devices/system/node/node1", F_OK);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int swap, opt, r, rmax;
 	size_t i;
 
 	while ((opt = getopt(argc, argv, "r:")) != -1) {
 		if (opt == 'r')
-			reps = atoi(optarg);
+			all_reps = atoi(optarg);
 	}
-	if (reps < 1 || reps > 32)
+	if (all_reps < 1 || all_reps > 32)
 		ksft_exit_fail_msg("-r takes 1..32\n");
-	json = reps > 1;
+	remote_reps = all_reps < 3 ? all_reps : 3;
+	json = all_reps > 1;
+	/* make bench: R = 1..3; as a test: R = 1, small */
+	rmax = json ? MAX_REMOTE : 1;
 	if (!json)
 		mmlab_need_mem(160);	/* 64 MiB RSS, 64 MiB zram swap */
 	swap = !mmlab_swap_on(64, why, sizeof(why));
 	if (!json) {
 		ksft_print_header();
-		ksft_set_plan(12);
+		ksft_set_plan(14);
 	}
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		bench("munmap", sizes[i]);
-	bench("dontneed", 518);
-	bench("dontneed", 16384);
-	bench("exit", 16384);
-	bench("fork_exit", 16384);
-	bench("memfd_munmap", 4096);
+		bench("munmap", sizes[i], 0);
+	bench("dontneed", 518, 0);
+	bench("dontneed", 16384, 0);
+	bench("exit", 16384, 0);
+	bench("fork_exit", 16384, 0);
+	bench("memfd_munmap", 4096, 0);
 	if (swap)
-		bench("pageout", 4096);
+		bench("pageout", 4096, 0);
 	else if (!json)
 		mmlab_skip("pageout", why);
 	if (thp)
-		bench("thp_split_mprotect", 512);
+		bench("thp_split_mprotect", 512, 0);
 	else if (!json)
 		mmlab_skip("thp_split_mprotect", "no THP in this kernel (UML has none)");
+	if (!numa || cpus <= rmax) {
+		snprintf(why, sizeof(why), "needs 2 NUMA nodes and %d CPUs (%s, %ld CPUs)",
+			 rmax + 1, numa ? "2 nodes" : "1 node", cpus);
+		if (json)
+			ksft_exit_fail_msg("migrate: %s\n", why);
+		mmlab_skip("migrate", why);
+	} else {
+		for (r = 1; r <= rmax; r++)
+			bench("migrate", json ? 65536 : 1024, r);	/* 256 MiB; 4 MiB */
+	}
+	if (!thp || !split || cpus <= rmax) {
+		snprintf(why, sizeof(why), "needs THP, debugfs split_huge_pages and %d CPUs",
+			 rmax + 1);
+		if (json)
+			ksft_exit_fail_msg("thp_split: %s\n", why);
+		mmlab_skip("thp_split", why);
+	} else {
+		for (r = 1; r <= rmax; r++)
+			bench("thp_split", json ? 16384 : 2048, r);	/* 32 THPs; 4 */
+	}
 	if (swap)
 		mmlab_swap_off();
 	if (!json)

@@ -101,11 +101,6 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-static long sys_move_pages(size_t count, void **pages, const int *nodes, int *status, int flags)
-{
-	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
-}
-
 /* Move the whole region to @node; 0 or an error message. */
 static const char *move_region(enum how how, int node, int from)
 {
@@ -122,7 +117,7 @@ static const char *move_region(enum how how, int node, int from)
 			pages[i] = region + i * MMLAB_PAGE;
 			nodes[i] = node;
 		}
-		rc = sys_move_pages(n, pages, nodes, status, MPOL_MF_MOVE);
+		rc = mmlab_move_pages(n, pages, nodes, status, MPOL_MF_MOVE);
 		break;
 	case BY_MBIND:
 		rc = syscall(SYS_mbind, region, n * MMLAB_PAGE, MPOL_BIND, &to_mask,
@@ -148,20 +143,13 @@ static const char *move_region(enum how how, int node, int from)
 	return NULL;
 }
 
-/*
- * Split the THPs of the region (mapped by PTEs) with debugfs
- * split_huge_pages, in this task; 0 or an error message.
- */
+/* Split the THPs of the region (mapped by PTEs); 0 or an error message. */
 static const char *split_region(void)
 {
 	static char why[160];
-	char cmd[96];
 
-	snprintf(cmd, sizeof(cmd), "%d,%#lx,%#lx", getpid(), (unsigned long)region,
-		 (unsigned long)region + region_pages * MMLAB_PAGE);
-	if (mmlab_write_file(SPLIT_THPS, cmd)) {
-		snprintf(why, sizeof(why), "writing '%s' to %s: %s", cmd, SPLIT_THPS,
-			 strerror(errno));
+	if (mmlab_split_thps(region, region_pages * MMLAB_PAGE)) {
+		snprintf(why, sizeof(why), "writing to %s: %s", SPLIT_THPS, strerror(errno));
 		return why;
 	}
 	return NULL;
@@ -176,7 +164,7 @@ static size_t pages_off_node(int node, long *first_bad, int *bad_status)
 
 	for (size_t i = 0; i < n; i++)
 		pages[i] = region + i * MMLAB_PAGE;
-	if (sys_move_pages(n, pages, NULL, status, 0) < 0) {
+	if (mmlab_move_pages(n, pages, NULL, status, 0) < 0) {
 		*first_bad = 0;
 		*bad_status = -errno;
 		off = n;
@@ -242,25 +230,6 @@ static int read_trace(long *ipis, long *moved, long *failed)
 	return f ? 0 : -1;
 }
 
-/* How many of the @n 2 MiB steps of @p are THPs (/proc/kpageflags), or -1. */
-static long thps_in(char *p, size_t n)
-{
-	int fd = open("/proc/kpageflags", O_RDONLY);
-	long thps = 0;
-
-	if (fd < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t flags = 0, pfn = mmlab_pfn(p + i * MMLAB_PMD_SIZE);
-
-		if (pfn && pread(fd, &flags, sizeof(flags), pfn * 8) == sizeof(flags) &&
-		    (flags & (1ULL << 22)))	/* KPF_THP */
-			thps++;
-	}
-	close(fd);
-	return thps;
-}
-
 static void run_case(const char *name, enum how how, char *mem, size_t npages,
 		     size_t thp, int count_ipis)
 {
@@ -283,7 +252,7 @@ static void run_case(const char *name, enum how how, char *mem, size_t npages,
 	if (how != BY_SPLIT &&
 	    (err = move_region(how == BY_MIGRATE_PAGES ? BY_MOVE_PAGES : how, 0, 1)))
 		goto report;
-	if (thp && (thps = thps_in(mem, thp)) != (long)thp) {
+	if (thp && (thps = mmlab_thps(mem, thp)) != (long)thp) {
 		snprintf(first_err, sizeof(first_err), "%ld of %zu THPs before the first round",
 			 thps, thp);
 		goto report;
@@ -309,7 +278,7 @@ static void run_case(const char *name, enum how how, char *mem, size_t npages,
 		do {
 			err = split_region();
 			splits++;
-		} while (!err && (thps = thps_in(mem, thp)) != 0 && splits < 10);
+		} while (!err && (thps = mmlab_thps(mem, thp)) != 0 && splits < 10);
 		if (!err && thps)
 			snprintf(first_err, sizeof(first_err),
 				 "%ld of %zu THPs left after %d splits", thps, thp, splits);
@@ -327,7 +296,7 @@ static void run_case(const char *name, enum how how, char *mem, size_t npages,
 				 "round %d: %ld of %zu pages not on node %d (page %ld: %d)",
 				 round, off, npages, node, bad_page, bad_status);
 		/* THP migration moves each THP whole: it must not split them. */
-		if (thp && (thps = thps_in(mem, thp)) != (long)thp && !first_err[0])
+		if (thp && (thps = mmlab_thps(mem, thp)) != (long)thp && !first_err[0])
 			snprintf(first_err, sizeof(first_err), "round %d: %ld of %zu THPs left",
 				 round, thps, thp);
 	}

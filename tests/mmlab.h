@@ -281,6 +281,48 @@ static inline uint64_t mmlab_pfn(const void *addr)
 	return (ent & MMLAB_PM_PRESENT) ? ent & ((1ULL << 55) - 1) : 0;
 }
 
+/* How many of the @n 2 MiB steps of @p are THPs (/proc/kpageflags), or -1. */
+static inline long mmlab_thps(const char *p, size_t n)
+{
+	int fd = open("/proc/kpageflags", O_RDONLY);
+	long thps = 0;
+
+	if (fd < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t flags = 0, pfn = mmlab_pfn(p + i * MMLAB_PMD_SIZE);
+
+		if (pfn && pread(fd, &flags, sizeof(flags), pfn * 8) == sizeof(flags) &&
+		    (flags & (1ULL << 22)))	/* KPF_THP */
+			thps++;
+	}
+	close(fd);
+	return thps;
+}
+
+/*
+ * Split the THPs mapped in [@p, @p + @len) of this task in place (debugfs
+ * split_huge_pages, root): 0, or -1 with errno. It may skip a THP it
+ * cannot lock or that has extra references: count what is left.
+ */
+static inline int mmlab_split_thps(const void *p, size_t len)
+{
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "%d,%#lx,%#lx", getpid(), (unsigned long)p,
+		 (unsigned long)p + len);
+	return mmlab_write_file("/sys/kernel/debug/split_huge_pages", cmd);
+}
+
+#ifdef SYS_move_pages	/* <sys/syscall.h> */
+/* move_pages(2) of this task (glibc has no wrapper without libnuma). */
+static inline long mmlab_move_pages(size_t count, void **pages, const int *nodes,
+				    int *status, int flags)
+{
+	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
+}
+#endif
+
 /*
  * Swap in guest memory: /dev/zram0 of @mib MiB, made and enabled with
  * busybox. 0, or -1 with the reason in @why.

@@ -20,6 +20,7 @@ import junitparser
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, 'scripts'))
+import bench  # noqa: E402
 import kcidb  # noqa: E402
 import results  # noqa: E402
 
@@ -243,11 +244,71 @@ class Kcidb(unittest.TestCase):
         self.assertEqual(tests[0]['build_id'], self.BUILD + '-stock')
         self.assertEqual(self.validate([dict(t, build_id=self.BUILD) for t in tests]), [])
 
+    def test_bench_remote_threads_and_options_off_have_their_own_tests(self):
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, 'build/bench'))
+            res = [{'workload': 'migrate', 'pages': 65536, 'remote': r,
+                    **{k: {'ns_per_page_median': 10.0 * r, 'ns_per_page_boots': [10.0 * r]}
+                       for k in ('stock', 'off', 'patched')}} for r in (1, 2)]
+            with open(os.path.join(root, 'build/bench/results.json'), 'w') as f:
+                json.dump({'boots_per_kernel': 3, 'results': res}, f)
+            blds = {'x86': {'id': 'p'}, 'x86-stock': {'id': 's'}, 'x86-off': {'id': 'o'}}
+            tests = kcidb.bench_tests(root, blds)
+        self.assertEqual(len({t['id'] for t in tests}), 6)
+        self.assertIn('mmlab.bench.migrate.pages_65536.remote_2', {t['path'] for t in tests})
+        self.assertEqual({t['build_id'] for t in tests}, {'p', 's', 'o'})
+
+
     def test_schema_rejects_a_bad_path(self):
         tests = self.results_of('fail-uml.log')
         tests[0]['path'] = 'mmlab.a b'
         tests[1]['status'] = 'BROKEN'
         self.assertEqual(len(self.validate(tests)), 2)
+
+
+class BenchVerdicts(unittest.TestCase):
+    """scripts/bench.py: the medians and ratios of three kernels' boots,
+    and what make bench requires of the batching."""
+
+    @staticmethod
+    def row(w, ns, ipis, remote=0, pages=65536):
+        unit = 2 * pages if w == 'migrate' else pages
+        return {'workload': w, 'pages': pages, 'unit_pages': unit, 'remote': remote,
+                'ns_per_page': ns, 'tlb_ipis': ipis, 'flushes': 1, 'batch_allocs': 1,
+                'pages_freed': 1, 'ok': 1}
+
+    def runs(self, migrate_off, ipis_off, munmap_off):
+        # three boots each; the medians are the middle values
+        def boots(m, i, u):
+            return [[self.row('migrate', m * f, i, 1), self.row('munmap', u * f, 0, 0, 512)]
+                    for f in (0.9, 1.0, 1.2)]
+        return {'stock': boots(100.0, 131072, 10.0), 'off': boots(migrate_off, ipis_off, munmap_off),
+                'patched': boots(migrate_off, ipis_off, munmap_off * 1.1)}
+
+    def check(self, *args):
+        results = bench.summarize(self.runs(*args))
+        return results, [ok for ok, _ in bench.verdicts(results)]
+
+    def test_batched_migration_passes(self):
+        results, oks = self.check(40.0, 256, 10.1)
+        self.assertEqual(oks, [True, True, True])
+        mig = results[0]
+        self.assertAlmostEqual(mig['ratio_off'], 0.4)
+        self.assertAlmostEqual(mig['stock']['tlb_ipis_per_page'], 1.0)
+        self.assertAlmostEqual(mig['stock']['tlb_ipis_per_mib'], 256.0)
+        self.assertAlmostEqual(mig['ratio_off_ipis'], 256 / 131072)
+        self.assertAlmostEqual(results[1]['ratio_on'], 1.111, places=3)
+
+    def test_too_slow_too_many_shootdowns_or_a_slower_workload_fail(self):
+        self.assertEqual(self.check(60.0, 256, 10.0)[1], [False, True, True])
+        self.assertEqual(self.check(40.0, 131072 // 10, 10.0)[1], [True, False, True])
+        self.assertEqual(self.check(40.0, 256, 10.3)[1], [True, True, False])
+
+    def test_other_workloads_on_one_kernel_are_an_error(self):
+        runs = self.runs(40.0, 256, 10.0)
+        runs['off'][1] = runs['off'][1][:1]
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            bench.summarize(runs)
 
 
 if __name__ == '__main__':

@@ -101,27 +101,29 @@ static void *spinner(void *arg)
 }
 
 static pthread_t spinners[MAX_REMOTE];
+static int nspinners;
 
 static int remote_start(int remote)
 {
 	atomic_store(&spin_stop, 0);
 	if (mmlab_pin(0))
 		return -1;
-	for (long i = 0; i < remote; i++)
-		if (pthread_create(&spinners[i], NULL, spinner, (void *)(i + 1)))
+	for (nspinners = 0; nspinners < remote; nspinners++)
+		if (pthread_create(&spinners[nspinners], NULL, spinner, (void *)(long)(nspinners + 1)))
 			return -1;
 	usleep(10000);	/* let them reach their CPUs */
 	return 0;
 }
 
-static int remote_stop(int remote)
+/* Stop the spinners; -1 if one could not run on its CPU. */
+static int remote_stop(void)
 {
 	void *rc;
 	int bad = 0;
 
 	atomic_store(&spin_stop, 1);
-	for (int i = 0; i < remote; i++)
-		bad |= pthread_join(spinners[i], &rc) || rc;
+	while (nspinners)
+		bad |= pthread_join(spinners[--nspinners], &rc) || rc;
 	return bad ? -1 : 0;
 }
 
@@ -261,7 +263,7 @@ static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 		bad |= move_all(p, npages, 0, pages, nodes, status) != 0;
 		t1 = now_ns();
 		npages *= 2;
-		bad |= remote_stop(remote);
+		bad |= remote_stop();
 		bad |= mmlab_check(p, 0, npages / 2, 7, "after migration") != 0;
 		munmap(p, npages / 2 * MMLAB_PAGE);
 		free(pages);
@@ -289,7 +291,7 @@ static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 			bad |= mmlab_split_thps(p, len);
 		while (!bad && mmlab_thps(p, thps) && ++tries < 10);
 		t1 = now_ns();
-		bad |= remote_stop(remote);
+		bad |= remote_stop();
 		bad |= mmlab_thps(p, thps) != 0;
 		bad |= mmlab_check(p, 0, npages, 8, "after the THP split") != 0;
 		munmap(r, len + HPAGE);

@@ -184,23 +184,6 @@ static size_t pages_off_node(int node, long *first_bad, int *bad_status)
 }
 
 /*
- * Trace @ev for this task only (and @also, when not empty: more of the
- * filter), without clearing the buffer.
- */
-static int trace_own(const char *ev, const char *also, int on)
-{
-	char path[256], filter[128];
-
-	snprintf(filter, sizeof(filter), "common_pid == %d%s%s", getpid(),
-		 also[0] ? " && " : "", also);
-	snprintf(path, sizeof(path), "%s/filter", ev);
-	if (on && mmlab_write_file(path, filter))
-		return -1;
-	snprintf(path, sizeof(path), "%s/enable", ev);
-	return mmlab_write_file(path, on ? "1" : "0");
-}
-
-/*
  * What this task's trace says since the buffer was cleared: the TLB
  * shootdowns it sent, and the pages its migrations moved and failed to
  * move (mm_migrate_pages, once per migrate_pages() call). 0, or -1.
@@ -267,8 +250,8 @@ static void run_case(const char *name, enum how how, char *mem, size_t npages,
 	while (atomic_load(&running) < nwriters)
 		sched_yield();
 	traced = !mmlab_write_file("/sys/kernel/tracing/trace", "") &&
-		 !trace_own(MIGRATE_EV, "", 1) &&
-		 !trace_own(TLB_FLUSH_EV, "reason == " TLB_REMOTE_SEND_IPI, 1);
+		 !mmlab_trace_own_where(MIGRATE_EV, "") &&
+		 !mmlab_trace_own_where(TLB_FLUSH_EV, "reason == " TLB_REMOTE_SEND_IPI);
 	if (how == BY_SPLIT) {
 		/*
 		 * split_huge_pages skips a THP whose lock it cannot take or
@@ -300,8 +283,8 @@ static void run_case(const char *name, enum how how, char *mem, size_t npages,
 			snprintf(first_err, sizeof(first_err), "round %d: %ld of %zu THPs left",
 				 round, thps, thp);
 	}
-	trace_own(TLB_FLUSH_EV, "", 0);
-	trace_own(MIGRATE_EV, "", 0);
+	mmlab_trace_stop(TLB_FLUSH_EV);
+	mmlab_trace_stop(MIGRATE_EV);
 	if (traced && read_trace(&ipis, &moved, &failed))
 		traced = 0;
 	atomic_store(&stop, 1);

@@ -398,19 +398,38 @@ static inline int mmlab_trace_pid(const char *line)
 }
 
 /*
- * Trace tracefs event directory @ev for this task only, from an empty
- * buffer: its filter is "common_pid == <this pid>". 0, or -1.
+ * Trace tracefs event directory @ev for this task only, and where @also
+ * holds when it is not empty (more of the filter: "reason == 4"); the
+ * buffer is left as it is. 0, or -1.
  */
-static inline int mmlab_trace_own(const char *ev)
+static inline int mmlab_trace_own_where(const char *ev, const char *also)
 {
-	char path[256], filter[64];
+	char path[256], filter[160];
 
-	snprintf(filter, sizeof(filter), "common_pid == %d", getpid());
+	snprintf(filter, sizeof(filter), "common_pid == %d%s%s", getpid(),
+		 also[0] ? " && " : "", also);
 	snprintf(path, sizeof(path), "%s/filter", ev);
-	if (mmlab_write_file(path, filter) || mmlab_write_file("/sys/kernel/tracing/trace", ""))
+	if (mmlab_write_file(path, filter))
 		return -1;
 	snprintf(path, sizeof(path), "%s/enable", ev);
 	return mmlab_write_file(path, "1");
+}
+
+/* mmlab_trace_own_where() with no more filter, from an empty buffer. */
+static inline int mmlab_trace_own(const char *ev)
+{
+	if (mmlab_write_file("/sys/kernel/tracing/trace", ""))
+		return -1;
+	return mmlab_trace_own_where(ev, "");
+}
+
+/* Stop tracing tracefs event directory @ev. 0, or -1. */
+static inline int mmlab_trace_stop(const char *ev)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/enable", ev);
+	return mmlab_write_file(path, "0");
 }
 
 #ifdef CPU_SET	/* <sched.h> with _GNU_SOURCE */

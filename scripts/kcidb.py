@@ -36,7 +36,7 @@ BUILDS = {
     'x86-off': ('x86_64', 'options-off', 'x86_64_defconfig + kvm_guest.config + qemu-config '
                 'without the series\' options'),
     'x86-stock': ('x86_64', 'stock', 'x86_64_defconfig + kvm_guest.config + qemu-config '
-                  'without the series\' options, series popped'),
+                  'without the series\' options, the pristine tree (no patch)'),
 }
 IMAGES = {'um': 'linux', 'x86_64': 'arch/x86/boot/bzImage'}
 

@@ -172,14 +172,14 @@ compare() {
 	n=$(find "$2" -name '*.dump' | wc -l)
 	diffs=$(diff -rq "$2" "$3" | sed -e "s|^Files $2/\(.*\)\.dump and .*|\1|" -e "s|^Only in $2/*|only before: |" \
 		-e "s|^Only in $3/*|only after: |")
-	# UML embeds its .config as text (arch/um/kernel/config.c); the new
-	# "is not set" lines change it, and that is all they may change.
-	local allowed='./arch/um/kernel/config.o'
-	local bad
+	# The kernel embeds its .config: UML as text (arch/um/kernel/config.c),
+	# IKCONFIG gzipped (kernel/configs.c); the new "is not set" lines
+	# change it, and that is all they may change.
+	local allowed=$'arch/um/kernel/config.o\nkernel/configs.o' f bad
 	bad=$(echo "$diffs" | grep -v -x -F "$allowed" | grep . || true)
-	if echo "$diffs" | grep -qxF "$allowed"; then
-		echo "       ($allowed differs: the embedded .config text, not code)"
-	fi
+	for f in $allowed; do
+		echo "$diffs" | grep -qxF "$f" && echo "       ($f differs: the embedded .config, not code)"
+	done
 	if [ -z "$bad" ]; then
 		echo "  ok   $1: $n objects, 0 bytes differ with the series' options off"
 		return 0

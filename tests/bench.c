@@ -391,8 +391,10 @@ int main(int argc, char **argv)
 	else if (!json)
 		mmlab_skip("thp_split_mprotect", "no THP in this kernel (UML has none)");
 	if (!numa || cpus <= rmax) {
-		snprintf(why, sizeof(why), "needs 2 NUMA nodes and %d CPUs (%s, %ld CPUs)",
-			 rmax + 1, numa ? "2 nodes" : "1 node", cpus);
+		if (!numa)
+			snprintf(why, sizeof(why), "needs 2 NUMA nodes, this kernel has 1");
+		else
+			snprintf(why, sizeof(why), "needs %d CPUs, %ld online", rmax + 1, cpus);
 		if (json)
 			ksft_exit_fail_msg("migrate: %s\n", why);
 		mmlab_skip("migrate", why);
@@ -401,8 +403,12 @@ int main(int argc, char **argv)
 			bench("migrate", json ? 65536 : 1024, r);	/* 256 MiB; 4 MiB */
 	}
 	if (!thp || !split || cpus <= rmax) {
-		snprintf(why, sizeof(why), "needs THP, debugfs split_huge_pages and %d CPUs",
-			 rmax + 1);
+		if (!thp)
+			snprintf(why, sizeof(why), "no THP in this kernel (UML has none)");
+		else if (!split)
+			snprintf(why, sizeof(why), "no debugfs split_huge_pages (CONFIG_DEBUG_FS)");
+		else
+			snprintf(why, sizeof(why), "needs %d CPUs, %ld online", rmax + 1, cpus);
 		if (json)
 			ksft_exit_fail_msg("thp_split: %s\n", why);
 		mmlab_skip("thp_split", why);

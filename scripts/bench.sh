@@ -46,10 +46,9 @@ make -s -C "$ROOT" x86 initramfs
 bloat() {	# bloat NAME FROM TO
 	say "bloat-o-meter $1"
 	"$SRC/scripts/bloat-o-meter" "$BUILD/$2/vmlinux" "$BUILD/$3/vmlinux" > "$OUT/bloat-$2-$3.txt"
-	head -1 "$OUT/bloat-$2-$3.txt" | sed 's/^/mmlab:   /'
-	grep -v -e '^add/remove' -e '^Function' -e '^Total' "$OUT/bloat-$2-$3.txt" | head -12 |
-		sed 's/^/mmlab:   /'
-	tail -1 "$OUT/bloat-$2-$3.txt" | sed 's/^/mmlab:   /'
+	# the summary, the 12 largest changes, the total
+	awk 'NR == 1 || /^Total/ || (!/^(add\/remove|Function)/ && ++n <= 12)' \
+		"$OUT/bloat-$2-$3.txt" | sed 's/^/mmlab:   /'
 }
 bloat "stock -> series with its options off (the functional patches)" x86-stock x86-off
 bloat "series: options off -> on (the instrumentation)" x86-off x86

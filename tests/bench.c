@@ -53,7 +53,9 @@ static char *populated(size_t npages)
 	return p;
 }
 
-struct sample { double ns; long long flush, alloc, freed, ipis, migrated, mig_failed; };
+/* What a run counted; -1 for a counter this kernel does not have. */
+struct counts { long long flush, alloc, freed, ipis, migrated, mig_failed; };
+struct sample { double ns; struct counts c; };
 
 static long long ev(const char *name) { return mmlab_vmstat(name); }
 
@@ -80,6 +82,21 @@ static long long tlb_ipis(void)
 	if (f)
 		fclose(f);
 	return sum;
+}
+
+static void counts_now(struct counts *c)
+{
+	c->flush = ev("mmu_gather_flush");
+	c->alloc = ev("mmu_gather_batch_alloc");
+	c->freed = ev("mmu_gather_pages_freed");
+	c->ipis = tlb_ipis();
+	c->migrated = ev("pgmigrate_success");
+	c->mig_failed = ev("pgmigrate_fail");
+}
+
+static long long delta(long long before, long long after)
+{
+	return before < 0 ? -1 : after - before;
 }
 
 /*
@@ -148,17 +165,17 @@ static long move_all(char *p, size_t n, int node, void **pages, int *nodes, int 
  */
 static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 {
-	long long f0 = ev("mmu_gather_flush"), a0 = ev("mmu_gather_batch_alloc");
-	long long p0 = ev("mmu_gather_pages_freed"), i0 = tlb_ipis();
-	long long m0 = ev("pgmigrate_success"), x0 = ev("pgmigrate_fail");
+	struct counts c0, c1;
 	double t0 = 0, t1 = 0;
 	int bad = 0;
+
+	/* from here, or from just before the measured step where it is set up first */
+	counts_now(&c0);
 
 	if (!strcmp(w, "munmap") || !strcmp(w, "dontneed")) {
 		char *p = populated(npages);
 
-		f0 = ev("mmu_gather_flush"); a0 = ev("mmu_gather_batch_alloc");
-		p0 = ev("mmu_gather_pages_freed");
+		counts_now(&c0);
 		t0 = now_ns();
 		if (w[0] == 'm') {
 			bad = munmap(p, npages * MMLAB_PAGE);
@@ -192,8 +209,7 @@ static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 		if (w[0] == 'e') {
 			if (read(ready[0], &c, 1) != 1)
 				bad = 1;
-			f0 = ev("mmu_gather_flush"); a0 = ev("mmu_gather_batch_alloc");
-			p0 = ev("mmu_gather_pages_freed");
+			counts_now(&c0);
 			t0 = now_ns();
 			if (write(go[1], &c, 1) != 1)
 				bad = 1;
@@ -215,8 +231,7 @@ static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 		if (p == MAP_FAILED)
 			return -1;
 		mmlab_fill(p, 0, npages, 5);
-		f0 = ev("mmu_gather_flush"); a0 = ev("mmu_gather_batch_alloc");
-		p0 = ev("mmu_gather_pages_freed");
+		counts_now(&c0);
 		t0 = now_ns();
 		bad = munmap(p, npages * MMLAB_PAGE);
 		t1 = now_ns();
@@ -255,9 +270,7 @@ static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 		bad = !pages || !nodes || !status || remote_start(remote);
 		mmlab_fill(p, 0, npages, 7);	/* first touch on CPU 0: node 0 */
 		bad |= move_all(p, npages, 0, pages, nodes, status) != 0;
-		f0 = ev("mmu_gather_flush"); a0 = ev("mmu_gather_batch_alloc");
-		p0 = ev("mmu_gather_pages_freed"); i0 = tlb_ipis();
-		m0 = ev("pgmigrate_success"); x0 = ev("pgmigrate_fail");
+		counts_now(&c0);
 		t0 = now_ns();
 		bad |= move_all(p, npages, 1, pages, nodes, status) != 0;
 		bad |= move_all(p, npages, 0, pages, nodes, status) != 0;
@@ -282,9 +295,7 @@ static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 		mmlab_fill(p, 0, npages, 8);
 		if (mmlab_thps(p, thps) != (long)thps)
 			bad = 1;
-		f0 = ev("mmu_gather_flush"); a0 = ev("mmu_gather_batch_alloc");
-		p0 = ev("mmu_gather_pages_freed"); i0 = tlb_ipis();
-		m0 = ev("pgmigrate_success"); x0 = ev("pgmigrate_fail");
+		counts_now(&c0);
 		t0 = now_ns();
 		/* it skips a THP it cannot lock at once: ask again */
 		do
@@ -296,13 +307,14 @@ static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 		bad |= mmlab_check(p, 0, npages, 8, "after the THP split") != 0;
 		munmap(r, len + HPAGE);
 	}
+	counts_now(&c1);
 	s->ns = (t1 - t0) / npages;
-	s->flush = f0 < 0 ? -1 : ev("mmu_gather_flush") - f0;
-	s->alloc = a0 < 0 ? -1 : ev("mmu_gather_batch_alloc") - a0;
-	s->freed = p0 < 0 ? -1 : ev("mmu_gather_pages_freed") - p0;
-	s->ipis = i0 < 0 ? -1 : tlb_ipis() - i0;
-	s->migrated = m0 < 0 ? -1 : ev("pgmigrate_success") - m0;
-	s->mig_failed = x0 < 0 ? -1 : ev("pgmigrate_fail") - x0;
+	s->c.flush = delta(c0.flush, c1.flush);
+	s->c.alloc = delta(c0.alloc, c1.alloc);
+	s->c.freed = delta(c0.freed, c1.freed);
+	s->c.ipis = delta(c0.ipis, c1.ipis);
+	s->c.migrated = delta(c0.migrated, c1.migrated);
+	s->c.mig_failed = delta(c0.mig_failed, c1.mig_failed);
 	return bad ? -1 : 0;
 }
 
@@ -329,8 +341,8 @@ static void bench(const char *w, size_t npages, int remote)
 		       strcmp(w, "migrate") ? npages : 2 * npages, remote);
 		for (i = 0; i < reps; i++)
 			printf("%s{\"ns_per_page\": %.1f, \"tlb_ipis\": %lld, \"pgmigrate_success\": %lld, "
-			       "\"pgmigrate_fail\": %lld}", i ? ", " : "", s[i].ns, s[i].ipis,
-			       s[i].migrated, s[i].mig_failed);
+			       "\"pgmigrate_fail\": %lld}", i ? ", " : "", s[i].ns, s[i].c.ipis,
+			       s[i].c.migrated, s[i].c.mig_failed);
 		printf("], ");
 	}
 	qsort(s, reps, sizeof(s[0]), cmp);
@@ -340,22 +352,39 @@ static void bench(const char *w, size_t npages, int remote)
 		printf("\"ns_per_page\": %.1f, \"flushes\": %lld, \"batch_allocs\": %lld, "
 		       "\"pages_freed\": %lld, \"tlb_ipis\": %lld, \"pgmigrate_success\": %lld, "
 		       "\"pgmigrate_fail\": %lld, \"ok\": %d}\n",
-		       m.ns, m.flush, m.alloc, m.freed, m.ipis, m.migrated, m.mig_failed, !bad);
+		       m.ns, m.c.flush, m.c.alloc, m.c.freed, m.c.ipis, m.c.migrated,
+		       m.c.mig_failed, !bad);
 	else
 		ksft_test_result(!bad, "%s %zu pages: %.1f ns/page, flushes %lld, batch allocs %lld, "
-				 "TLB IPIs %lld, migrated %lld\n", name, npages, m.ns, m.flush,
-				 m.alloc, m.ipis, m.migrated);
+				 "TLB IPIs %lld, migrated %lld\n", name, npages, m.ns, m.c.flush,
+				 m.c.alloc, m.c.ipis, m.c.migrated);
+}
+
+/*
+ * @w with R = 1..@rmax remote threads, unless @why says what it lacks: a
+ * skip as a test, an error for make bench (which must not lose a workload).
+ */
+static void remote_bench(const char *w, const char *why, size_t npages, int rmax)
+{
+	if (*why && json)
+		ksft_exit_fail_msg("%s: %s\n", w, why);
+	if (*why) {
+		mmlab_skip(w, why);
+		return;
+	}
+	for (int r = 1; r <= rmax; r++)
+		bench(w, npages, r);
 }
 
 int main(int argc, char **argv)
 {
 	static const size_t sizes[] = { 8, 9, 518, 4096, 16384 };
-	char why[128];
+	char why[128], few_cpus[64] = "";
 	int thp = !access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK);
 	int split = !access("/sys/kernel/debug/split_huge_pages", W_OK);
 	int numa = !access("/sys/devices/system/node/node1", F_OK);
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int swap, opt, r, rmax;
+	int swap, opt, rmax;
 	size_t i;
 
 	while ((opt = getopt(argc, argv, "r:")) != -1) {
@@ -390,32 +419,13 @@ int main(int argc, char **argv)
 		bench("thp_split_mprotect", 512, 0);
 	else if (!json)
 		mmlab_skip("thp_split_mprotect", "no THP in this kernel (UML has none)");
-	if (!numa || cpus <= rmax) {
-		if (!numa)
-			snprintf(why, sizeof(why), "needs 2 NUMA nodes, this kernel has 1");
-		else
-			snprintf(why, sizeof(why), "needs %d CPUs, %ld online", rmax + 1, cpus);
-		if (json)
-			ksft_exit_fail_msg("migrate: %s\n", why);
-		mmlab_skip("migrate", why);
-	} else {
-		for (r = 1; r <= rmax; r++)
-			bench("migrate", json ? 65536 : 1024, r);	/* 256 MiB; 4 MiB */
-	}
-	if (!thp || !split || cpus <= rmax) {
-		if (!thp)
-			snprintf(why, sizeof(why), "no THP in this kernel (UML has none)");
-		else if (!split)
-			snprintf(why, sizeof(why), "no debugfs split_huge_pages (CONFIG_DEBUG_FS)");
-		else
-			snprintf(why, sizeof(why), "needs %d CPUs, %ld online", rmax + 1, cpus);
-		if (json)
-			ksft_exit_fail_msg("thp_split: %s\n", why);
-		mmlab_skip("thp_split", why);
-	} else {
-		for (r = 1; r <= rmax; r++)
-			bench("thp_split", json ? 16384 : 2048, r);	/* 32 THPs; 4 */
-	}
+	if (cpus <= rmax)
+		snprintf(few_cpus, sizeof(few_cpus), "needs %d CPUs, %ld online", rmax + 1, cpus);
+	remote_bench("migrate", !numa ? "needs 2 NUMA nodes, this kernel has 1" : few_cpus,
+		     json ? 65536 : 1024, rmax);	/* 256 MiB; 4 MiB */
+	remote_bench("thp_split", !thp ? "no THP in this kernel (UML has none)" :
+		     !split ? "no debugfs split_huge_pages (CONFIG_DEBUG_FS)" : few_cpus,
+		     json ? 16384 : 2048, rmax);	/* 32 THPs; 4 */
 	if (swap)
 		mmlab_swap_off();
 	if (!json)

@@ -8,8 +8,9 @@
  * zram, and (x86) a THP split by mprotect; and, between two NUMA nodes
  * with R = 1..3 threads of this process spinning on the other CPUs, page
  * migration (move_pages(2) node 0 -> 1 -> 0) and THP splits in place
- * (split_huge_page): what batching their TLB flushes saves, with the TLB
- * shootdown IPIs received and the pages migrated per run.
+ * (split_huge_page of PTE-mapped THPs): what batching their TLB flushes
+ * saves, with the TLB shootdown IPIs received and the pages migrated per
+ * run.
  *
  * Without arguments it is a test like the others: one run of each, data
  * checked, TAP. "bench -r N" (make bench) prints one JSON line per
@@ -18,6 +19,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -99,6 +101,20 @@ static long long delta(long long before, long long after)
 	return before < 0 ? -1 : after - before;
 }
 
+/* Say why a run of @w failed (a "#" line, which make bench keeps in its log); 1. */
+static int __attribute__((format(printf, 3, 4))) why(const char *w, int remote,
+						      const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# %s R=%d: ", w, remote);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	return 1;
+}
+
 /*
  * R threads of this process on CPUs 1..R, spinning with pause while the
  * main thread (CPU 0) migrates or splits: the mm runs on those CPUs, so
@@ -153,9 +169,11 @@ static long move_all(char *p, size_t n, int node, void **pages, int *nodes, int 
 		pages[i] = p + i * MMLAB_PAGE;
 		nodes[i] = node;
 	}
-	rc = mmlab_move_pages(n, pages, nodes, status, MPOL_MF_MOVE);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		rc = status[i] != node;
+	if (mmlab_move_pages(n, pages, nodes, status, MPOL_MF_MOVE) < 0)
+		return -1;
+	rc = 0;
+	for (size_t i = 0; i < n; i++)
+		rc += status[i] != node;
 	return rc;
 }
 
@@ -266,44 +284,70 @@ static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 		int *nodes = malloc(npages * sizeof(*nodes));
 		int *status = malloc(npages * sizeof(*status));
 
+		long left[3] = { 0, 0, 0 };
+
 		madvise(p, npages * MMLAB_PAGE, MADV_NOHUGEPAGE);
-		bad = !pages || !nodes || !status || remote_start(remote);
+		if (!pages || !nodes || !status || remote_start(remote))
+			bad = why(w, remote, "no memory or no remote threads");
 		mmlab_fill(p, 0, npages, 7);	/* first touch on CPU 0: node 0 */
-		bad |= move_all(p, npages, 0, pages, nodes, status) != 0;
+		left[0] = move_all(p, npages, 0, pages, nodes, status);
 		counts_now(&c0);
 		t0 = now_ns();
-		bad |= move_all(p, npages, 1, pages, nodes, status) != 0;
-		bad |= move_all(p, npages, 0, pages, nodes, status) != 0;
+		left[1] = move_all(p, npages, 1, pages, nodes, status);
+		left[2] = move_all(p, npages, 0, pages, nodes, status);
 		t1 = now_ns();
 		npages *= 2;
-		bad |= remote_stop();
+		if (left[0] || left[1] || left[2])
+			bad = why(w, remote, "move_pages to nodes 0, 1, 0 left %ld, %ld, %ld pages "
+				  "(-1: it failed)", left[0], left[1], left[2]);
+		if (remote_stop())
+			bad = why(w, remote, "a remote thread could not run on its CPU");
 		bad |= mmlab_check(p, 0, npages / 2, 7, "after migration") != 0;
 		munmap(p, npages / 2 * MMLAB_PAGE);
 		free(pages);
 		free(nodes);
 		free(status);
 	} else if (!strcmp(w, "thp_split")) {
-		/* THPs split in place (split_huge_page): ns per 4 KiB page split */
+		/*
+		 * THPs mapped by PTEs (an mprotect() of one page splits each
+		 * PMD, the folio stays whole, as after a partial munmap), split
+		 * in place by split_huge_page: its unmap_folio() clears 512
+		 * PTEs per THP, which is what batching its flush saves. (A
+		 * PMD-mapped THP becomes migration entries under one PMD
+		 * flush, batched or not.) ns per 4 KiB page split.
+		 */
 		size_t thps = npages / 512, len = thps * HPAGE;
 		char *r = mmap(NULL, len + HPAGE, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		char *p = (char *)(((unsigned long)r + HPAGE - 1) & ~(HPAGE - 1));
+		long have;
 		int tries = 0;
 
 		madvise(p, len, MADV_HUGEPAGE);
 		bad = remote_start(remote);
 		mmlab_fill(p, 0, npages, 8);
-		if (mmlab_thps(p, thps) != (long)thps)
-			bad = 1;
+		have = mmlab_thps(p, thps);
+		if (have != (long)thps)
+			bad = why(w, remote, "%ld of %zu THPs after the faults", have, thps);
+		for (size_t i = 0; !bad && i < thps; i++)
+			if (mprotect(p + i * HPAGE, MMLAB_PAGE, PROT_READ) ||
+			    mprotect(p + i * HPAGE, MMLAB_PAGE, PROT_READ | PROT_WRITE))
+				bad = why(w, remote, "mprotect: %s", strerror(errno));
 		counts_now(&c0);
 		t0 = now_ns();
-		/* it skips a THP it cannot lock at once: ask again */
-		do
-			bad |= mmlab_split_thps(p, len);
-		while (!bad && mmlab_thps(p, thps) && ++tries < 10);
+		/* it skips a THP it cannot lock or pin at once: ask again */
+		while (!bad && (have = mmlab_thps(p, thps)) && tries++ < 10) {
+			if (tries > 1)
+				usleep(1000);
+			if (mmlab_split_thps(p, len))
+				bad = why(w, remote, "split_huge_pages: %s", strerror(errno));
+		}
 		t1 = now_ns();
-		bad |= remote_stop();
-		bad |= mmlab_thps(p, thps) != 0;
+		if (!bad && have)
+			bad = why(w, remote, "%ld of %zu THPs left after %d splits", have, thps,
+				  tries - 1);
+		if (remote_stop())
+			bad = why(w, remote, "a remote thread could not run on its CPU");
 		bad |= mmlab_check(p, 0, npages, 8, "after the THP split") != 0;
 		munmap(r, len + HPAGE);
 	}

@@ -266,17 +266,20 @@ static int run_once(const char *w, size_t npages, int remote, struct sample *s)
 		bad |= mmlab_check(p, 0, npages, 3, "after swap-in") != 0;
 		munmap(p, npages * MMLAB_PAGE);
 	} else if (!strcmp(w, "thp_split_mprotect")) {
-		char *r = mmap(NULL, 2 * HPAGE, PROT_READ | PROT_WRITE,
+		/* the PMD of each THP split by an mprotect() of its 6th page */
+		size_t thps = npages / 512, len = thps * HPAGE;
+		char *r = mmap(NULL, len + HPAGE, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		char *p = (char *)(((unsigned long)r + HPAGE - 1) & ~(HPAGE - 1));
 
-		madvise(p, HPAGE, MADV_HUGEPAGE);
+		madvise(p, len, MADV_HUGEPAGE);
 		mmlab_fill(p, 0, npages, 6);
 		t0 = now_ns();
-		bad = mprotect(p + 5 * MMLAB_PAGE, MMLAB_PAGE, PROT_READ);
+		for (size_t i = 0; i < thps; i++)
+			bad |= mprotect(p + i * HPAGE + 5 * MMLAB_PAGE, MMLAB_PAGE, PROT_READ);
 		t1 = now_ns();
 		bad |= mmlab_check(p, 0, npages, 6, "split THP") != 0;
-		munmap(r, 2 * HPAGE);
+		munmap(r, len + HPAGE);
 	} else if (!strcmp(w, "migrate")) {
 		/* node 0 -> 1 -> 0: ns per page moved, two moves per page */
 		char *p = mmlab_map(npages);
@@ -460,7 +463,7 @@ int main(int argc, char **argv)
 	else if (!json)
 		mmlab_skip("pageout", why);
 	if (thp)
-		bench("thp_split_mprotect", 512, 0);
+		bench("thp_split_mprotect", json ? 16384 : 512, 0);	/* 32 THPs; 1 */
 	else if (!json)
 		mmlab_skip("thp_split_mprotect", "no THP in this kernel (UML has none)");
 	if (cpus <= rmax)

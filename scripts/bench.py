@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Boot the stock kernel, the series with its debug options off and the
 series with them on (make x86) in turn (A/B/C, BOOTS times) in QEMU with
-the same initramfs, 4 vCPUs on 2 NUMA nodes (boot.py's layout: node 0 has
-CPU 0, node 1 CPUs 1-3), in mmlab.mode=benchmark: each boot runs
+the same initramfs, 4 vCPUs (vcpus(): fewer under multi-threaded TCG) on
+2 NUMA nodes (boot.py's layout: node 0 has CPU 0, node 1 the others), in mmlab.mode=benchmark: each boot runs
 tests/bench, which prints one JSON line per workload (median of its runs,
 and every run's counters). Report per workload the median over the boots
 of each kernel, the ratios to stock (ratio_off: options off over stock, in
@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boot import smp_numa_options  # noqa: E402 (one QEMU layout)
 
 KERNELS = ('stock', 'off', 'patched')
-SMP, NODES, MEM = 4, 2, '2G'
+NODES, MEM = 2, '2G'
 MIN_MIGRATE_SPEEDUP, MAX_MIGRATE_IPI_RATIO, MIN_SPEED = 2.0, 0.05, 0.98
 
 
@@ -46,13 +46,27 @@ def accel():
     return f'tcg,thread={thread}' if acc == 'tcg' else acc
 
 
+def vcpus():
+    """4 (R = 1..3), or with multi-threaded TCG one vCPU per host core: a
+    vCPU thread that waits for a core makes every shootdown wait for the
+    host scheduler, which is no IPI's cost (4 vCPUs on 2 cores: the stock
+    boot was not done after 8 min, against 135 s single-threaded). BENCH_SMP
+    overrides."""
+    n = os.environ.get('BENCH_SMP')
+    if n:
+        if not n.isdigit() or not NODES <= int(n) <= 4:
+            sys.exit(f'mmlab: error: BENCH_SMP={n}: {NODES}..4 vCPUs')
+        return int(n)
+    return min(4, os.cpu_count()) if accel() == 'tcg,thread=multi' else 4
+
+
 def qemu_cmd(kernel, initrd):
     cmd = ['qemu-system-x86_64', '-accel', accel(),
            '-m', MEM, '-nographic', '-no-reboot', '-kernel', kernel, '-initrd', initrd,
            '-append', 'console=ttyS0 panic=-1 mmlab.mode=benchmark']
     if accel().startswith('tcg'):
         cmd += ['-cpu', 'max']
-    return cmd + smp_numa_options(MEM, SMP, NODES)
+    return cmd + smp_numa_options(MEM, vcpus(), NODES)
 
 
 def boot(kernel, initrd, timeout, log):
@@ -94,6 +108,11 @@ def summarize(runs):
     """Per workload, from {kernel: [rows of each boot]}: the medians over
     the boots, the shootdowns per page and MiB, the ratios to stock."""
     keys = [key(r) for r in runs['stock'][0]]
+    want = {('migrate', r) for r in range(1, vcpus())}
+    have = {(k[0], k[2]) for k in keys if k[0] == 'migrate'}
+    if want - have:
+        sys.exit(f'mmlab: error: stock ran no migrate with R = '
+                 f'{sorted(r for _, r in want - have)} on {vcpus()} vCPUs')
     for name in KERNELS:
         for i, rows in enumerate(runs[name]):
             have = [key(r) for r in rows]
@@ -181,7 +200,7 @@ def main():
     checks = verdicts(results)
 
     doc = {'boots_per_kernel': a.boots, 'accel': accel(),
-           'qemu': {'smp': SMP, 'numa_nodes': NODES, 'mem': MEM},
+           'qemu': {'smp': vcpus(), 'numa_nodes': NODES, 'mem': MEM},
            'remote_threads': 'R threads of the benchmark process pinned to CPUs 1..R, '
                              'spinning on pause (main thread on CPU 0, node 0)',
            'kernels': kernels, 'results': results,
@@ -216,7 +235,7 @@ def main():
     png = os.path.join(a.out, 'bench.png')
     gp = f'''set terminal pngcairo size 1400,600 noenhanced
 set output "{png}"
-set title "ns per 4 KiB page, median of {a.boots} boots each (QEMU {doc["accel"]}, {SMP} vCPUs, {NODES} nodes)"
+set title "ns per 4 KiB page, median of {a.boots} boots each (QEMU {doc["accel"]}, {vcpus()} vCPUs, {NODES} nodes)"
 set style data histogram
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1

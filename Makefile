@@ -32,6 +32,10 @@ GITDIR     := $(BUILD)/tree.git
 endif
 UML_O      := $(BUILD)/uml
 X86_O      := $(BUILD)/x86
+# make soak's sanitizer kernels, from the same tree
+UML_KASAN_O := $(BUILD)/uml-kasan
+X86_KASAN_O := $(BUILD)/x86-kasan
+X86_KCSAN_O := $(BUILD)/x86-kcsan
 LOGS       := $(BUILD)/logs
 JOBS       ?= $(shell nproc)
 TIMEOUT    ?= 300
@@ -42,12 +46,13 @@ SERIES_SUM := $(GITDIR)/mmlab-series.sum
 KCC         = $(if $(shell command -v ccache),ccache gcc,gcc)
 # $(call kbuild,NAME,O,ARCH,TARGETS): one kernel build, progress every 30 s
 kbuild = @$(S)/kbuild.py $(1) $(KSRC) $(2) $(3) "$(KCC)" $(JOBS) $(4)
-BOOT        = $(S)/boot.py uml --kernel $(UML_O)/linux --rootfs $(BUILD)/rootfs.img \
+# $(UBOOT) / $(QBOOT_ANY) --kernel K: boot a UML / x86_64 kernel
+UBOOT       = $(S)/boot.py uml --rootfs $(BUILD)/rootfs.img \
               --ksrc $(KSRC) --logdir $(LOGS) $(if $(filter 1,$(V)),--verbose)
-
-QBOOT       = $(S)/boot.py qemu --kernel $(X86_O)/arch/x86/boot/bzImage \
-              --initrd $(BUILD)/initramfs.cpio --ksrc $(KSRC) --logdir $(LOGS) \
+BOOT        = $(UBOOT) --kernel $(UML_O)/linux
+QBOOT_ANY   = $(S)/boot.py qemu --initrd $(BUILD)/initramfs.cpio --ksrc $(KSRC) --logdir $(LOGS) \
               $(if $(QEMU_TIMEOUT),--timeout $(QEMU_TIMEOUT)) $(if $(filter 1,$(V)),--verbose)
+QBOOT       = $(QBOOT_ANY) --kernel $(X86_O)/arch/x86/boot/bzImage
 
 TESTS      := $(basename $(notdir $(wildcard tests/*.c)))
 TEST_BINS  := $(addprefix $(BUILD)/tests/,$(TESTS))
@@ -58,7 +63,7 @@ ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
 .PHONY: all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
         rootfs tests test test-uml test-host run doctor clean distclean help \
         initramfs qemu-verify qemu-run qemu-gdb gdb kselftest kselftest-uml kselftest-x86 \
-        soak soak-uml soak-x86 bench test-uml-all fresh-check mutate mutate-quick \
+        soak soak-uml soak-x86 soak-kcsan uml-kasan x86-kasan x86-kcsan bench test-uml-all fresh-check mutate mutate-quick \
         kcidb bisect bisect-check bundle lava-job lava-check
 
 all: deps uml rootfs
@@ -77,7 +82,7 @@ help:
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
 ## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
 ## make bench           stock vs the series (options off, on) on x86_64 in QEMU, 2 NUMA nodes: ns/page ratios, TLB shootdowns, counters, plot (BOOTS=5)
-## make soak            stress-ng + trinity + our tests under fault injection, UML and x86 (SOAK_SECONDS=180 SEED=n)
+## make soak            stress-ng + trinity + our tests under fault injection: KASAN UML and x86, KCSAN x86 (SOAK_SECONDS=180 SEED=n)
 ## make kcidb           the last results as one KCIDB v5.3 document, build/logs/kcidb.json, validated (KCIDB_URL= KCIDB_TOKEN= also submit it)
 ## make bisect          GOOD=<patch> BAD=<patch>: the first patch of the series that fails T=tests (default kunit; BISECT_ON=x86)
 ## make bisect-check    make bisect over the series with a known bad patch slipped in: it must name it
@@ -208,17 +213,45 @@ kselftest-uml: uml rootfs
 kselftest-x86: x86 initramfs
 	@$(QBOOT) --name kselftest-x86 --mode kselftest
 
-# Stress under the debug options (rootfs/bin/mmlab-soak), on UML and on x86.
+# Stress under the debug options (rootfs/bin/mmlab-soak) on the sanitizer
+# kernels: KASAN on UML and x86_64, KCSAN on x86_64 (3 vCPUs). make soak
+# builds the three kernels in turn, then boots the three guests side by side
+# (each is one host thread). make test's 20 s soak runs on the plain kernels.
 SOAK_SECONDS ?= 180
 SOAK_ARGS = --append mmlab.soak=$(SOAK_SECONDS) $(if $(SEED),--append mmlab.seed=$(SEED))
+SOAK_PARTS := soak-uml soak-x86 soak-kcsan
 soak: deps
-	@$(S)/test-all.sh $(LOGS) soak-uml soak-x86
+	@$(MAKE) -s uml-kasan x86-kasan x86-kcsan rootfs initramfs
+	@MMLAB_SOAK_BUILT=1 $(S)/test-all.sh --parallel $(LOGS) $(SOAK_PARTS)
 
-soak-uml: uml rootfs
-	@$(BOOT) --name soak-uml --timeout $$(( $(SOAK_SECONDS) + 300 )) --mode soak $(SOAK_ARGS)
+$(UML_KASAN_O)/.mmlab-fragment: uml-config kasan-config $(SERIES_SUM)
+	@$(S)/config.sh $(KSRC) $(UML_KASAN_O) um defconfig $(ROOT)/uml-config $(ROOT)/kasan-config
+$(X86_KASAN_O)/.mmlab-fragment: qemu-config kasan-config $(SERIES_SUM)
+	@$(S)/config.sh $(KSRC) $(X86_KASAN_O) x86_64 "x86_64_defconfig kvm_guest.config" \
+	    $(ROOT)/qemu-config $(ROOT)/kasan-config
+$(X86_KCSAN_O)/.mmlab-fragment: qemu-config kcsan-config $(SERIES_SUM)
+	@$(S)/config.sh $(KSRC) $(X86_KCSAN_O) x86_64 "x86_64_defconfig kvm_guest.config" \
+	    $(ROOT)/qemu-config $(ROOT)/kcsan-config
 
-soak-x86: x86 initramfs
-	@$(QBOOT) --name soak-x86 --timeout $$(( $(SOAK_SECONDS) + 600 )) --mode soak $(SOAK_ARGS)
+uml-kasan: series $(UML_KASAN_O)/.mmlab-fragment
+	$(call kbuild,UML+KASAN,$(UML_KASAN_O),um,linux)
+x86-kasan: series $(X86_KASAN_O)/.mmlab-fragment
+	$(call kbuild,x86_64+KASAN,$(X86_KASAN_O),x86_64,bzImage)
+x86-kcsan: series $(X86_KCSAN_O)/.mmlab-fragment
+	$(call kbuild,x86_64+KCSAN,$(X86_KCSAN_O),x86_64,bzImage)
+
+# Each part alone builds what it boots; under make soak they are built.
+soak-uml: $(if $(MMLAB_SOAK_BUILT),,uml-kasan rootfs)
+	@$(UBOOT) --kernel $(UML_KASAN_O)/linux --name soak-uml --timeout $$(( $(SOAK_SECONDS) + 300 )) \
+	    --mode soak $(SOAK_ARGS)
+
+soak-x86: $(if $(MMLAB_SOAK_BUILT),,x86-kasan initramfs)
+	@$(QBOOT_ANY) --kernel $(X86_KASAN_O)/arch/x86/boot/bzImage --name soak-x86 \
+	    --timeout $$(( $(SOAK_SECONDS) + 600 )) --mode soak $(SOAK_ARGS)
+
+soak-kcsan: $(if $(MMLAB_SOAK_BUILT),,x86-kcsan initramfs)
+	@$(QBOOT_ANY) --kernel $(X86_KCSAN_O)/arch/x86/boot/bzImage --name soak-kcsan \
+	    --timeout $$(( $(SOAK_SECONDS) + 600 )) --mode soak $(SOAK_ARGS)
 
 # Stock vs patched x86_64 in QEMU, alternately (scripts/bench.sh; BOOTS=5).
 bench: deps series initramfs

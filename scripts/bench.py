@@ -108,11 +108,6 @@ def summarize(runs):
     """Per workload, from {kernel: [rows of each boot]}: the medians over
     the boots, the shootdowns per page and MiB, the ratios to stock."""
     keys = [key(r) for r in runs['stock'][0]]
-    want = {('migrate', r) for r in range(1, vcpus())}
-    have = {(k[0], k[2]) for k in keys if k[0] == 'migrate'}
-    if want - have:
-        sys.exit(f'mmlab: error: stock ran no migrate with R = '
-                 f'{sorted(r for _, r in want - have)} on {vcpus()} vCPUs')
     for name in KERNELS:
         for i, rows in enumerate(runs[name]):
             have = [key(r) for r in rows]
@@ -147,6 +142,12 @@ def summarize(runs):
                                       if s['tlb_ipis_per_page'] else None)
         results.append(entry)
     return results
+
+
+def missing_remotes(rows, cpus):
+    """The R = 1..cpus - 1 that a boot's rows have no migrate for."""
+    have = {r['remote'] for r in rows if r['workload'] == 'migrate'}
+    return sorted(set(range(1, cpus)) - have)
 
 
 def verdicts(results):
@@ -193,6 +194,10 @@ def main():
         for name in KERNELS:
             rows, secs = boot(kernels[name], a.initrd, a.timeout,
                               os.path.join(a.out, f'{name}-{i + 1}.log'))
+            lost = missing_remotes(rows, vcpus())
+            if lost:
+                sys.exit(f'mmlab: error: {name} ran no migrate with R = {lost} on '
+                         f'{vcpus()} vCPUs (log {a.out}/{name}-{i + 1}.log)')
             runs[name].append(rows)
             say(f'boot {i + 1}/{a.boots} {name}: {len(rows)} workloads in {secs:.0f}s')
 

@@ -171,6 +171,24 @@ class Results(unittest.TestCase):
         self.assertEqual(rc, 3)
         self.assertIn('in __split_huge_pmd() while thp_split ran', run['why'])
 
+    def test_listed_kcsan_report_is_not_a_splat_and_another_is(self):
+        # make soak's KCSAN guest: a race in stock code listed in
+        # rootfs/etc/mmlab/kcsan-known passes (and is named); any other fails
+        listed = 'BUG: KCSAN: data-race in generic_update_time / inode_needs_update_time'
+        other = 'BUG: KCSAN: data-race in tlb_flush_mmu / zap_pte_range'
+        self.assertIn(listed, results.KNOWN)
+
+        def log(report):
+            return ['mmlab: ktap begin', 'KTAP version 1', '1..1', 'ok 1 kernel_log',
+                    'mmlab: ktap end', 'mmlab: kernel log follows',
+                    f'[  160.71] {report}', 'mmlab: kernel log end']
+        rc, summary, _, out = self.summarize(log(listed), target='qemu')
+        self.assertEqual((rc, summary[:3]), (0, (1, 0, 0)))
+        self.assertIn('known KCSAN report, not ours', out)
+        rc, _, run, _ = self.summarize(log(other), target='qemu')
+        self.assertEqual(rc, 3)
+        self.assertIn('tlb_flush_mmu / zap_pte_range', run['why'])
+
     def test_no_ktap_at_all(self):
         rc, summary, _, out = self.summarize(['Linux version 6.1.192', 'nothing else'])
         self.assertEqual((rc, summary), (1, (0, 1, 0, 1)))
@@ -303,6 +321,11 @@ class BenchVerdicts(unittest.TestCase):
         self.assertEqual(self.check(60.0, 256, 10.0)[1], [False, True, True])
         self.assertEqual(self.check(40.0, 131072 // 10, 10.0)[1], [True, False, True])
         self.assertEqual(self.check(40.0, 256, 10.3)[1], [True, True, False])
+
+    def test_a_boot_without_every_remote_count_is_caught(self):
+        rows = [self.row('migrate', 1.0, 1, r) for r in (1, 3)]
+        self.assertEqual(bench.missing_remotes(rows, 4), [2])
+        self.assertEqual(bench.missing_remotes(rows[:1], 2), [])
 
     def test_other_workloads_on_one_kernel_are_an_error(self):
         runs = self.runs(40.0, 256, 10.0)

@@ -313,7 +313,8 @@ doctor:
 	@$(S)/doctor.sh $(KSRC)
 
 clean:
-	rm -rf $(UML_O) $(X86_O) $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img \
+	rm -rf $(UML_O) $(X86_O) $(UML_KASAN_O) $(X86_KASAN_O) $(X86_KCSAN_O) \
+	       $(BUILD)/x86-stock $(BUILD)/x86-off $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img \
 	       $(BUILD)/initramfs.cpio $(BUILD)/tools $(LOGS) linux rootfs.img linux-gdb.py
 
 distclean:

@@ -2,12 +2,13 @@
 """Boot the stock kernel, the series with its debug options off and the
 series with them on (make x86) in turn (A/B/C, BOOTS times) in QEMU with
 the same initramfs, 4 vCPUs (vcpus(): fewer under multi-threaded TCG) on
-2 NUMA nodes (boot.py's layout: node 0 has CPU 0, node 1 the others), in mmlab.mode=benchmark: each boot runs
-tests/bench, which prints one JSON line per workload (median of its runs,
-and every run's counters). Report per workload the median over the boots
-of each kernel, the ratios to stock (ratio_off: options off over stock, in
-ns per page; ratio_on: options on over stock), the TLB shootdown IPIs per
-MiB and per page, and the gather counters, as a table,
+2 NUMA nodes (boot.py's layout: node 0 has CPU 0, node 1 the others), in
+mmlab.mode=benchmark: each boot runs tests/bench, which prints one JSON
+line per workload (median of its runs, and every run's counters). Report
+per workload the median over the boots of each kernel, the ratios to stock
+(ratio_off: options off over stock, in ns per page; ratio_on: options on
+over stock), the TLB shootdown IPIs per MiB and per page, and the gather
+counters, as a table,
 build/bench/results.json and build/bench/bench.png (gnuplot).
 
 What the batching must show (exit 1 otherwise): migrate with remote

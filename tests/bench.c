@@ -394,8 +394,6 @@ static void bench(const char *w, size_t npages, int remote)
 			double want = MIN_MEASURED_NS / (s[0].ns * npages) + 1;
 
 			reps = want < MAX_RUNS ? (int)want : MAX_RUNS;
-			if (reps < all_reps)
-				reps = all_reps;
 		}
 	}
 	if (json) {

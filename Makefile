@@ -46,6 +46,8 @@ SERIES_SUM := $(GITDIR)/mmlab-series.sum
 KCC         = $(if $(shell command -v ccache),ccache gcc,gcc)
 # $(call kbuild,NAME,O,ARCH,TARGETS): one kernel build, progress every 30 s
 kbuild = @$(S)/kbuild.py $(1) $(KSRC) $(2) $(3) "$(KCC)" $(JOBS) $(4)
+# the same for another architecture: $(call kcc_cross,PREFIX)
+kcc_cross   = $(if $(shell command -v ccache),ccache )$(1)gcc
 # $(UBOOT) / $(QBOOT_ANY) --kernel K: boot a UML / x86_64 kernel
 UBOOT       = $(S)/boot.py uml --rootfs $(BUILD)/rootfs.img \
               --ksrc $(KSRC) --logdir $(LOGS) $(if $(filter 1,$(V)),--verbose)
@@ -64,7 +66,7 @@ ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
         rootfs tests test test-uml test-host run doctor clean distclean help \
         initramfs qemu-verify qemu-run qemu-gdb gdb kselftest kselftest-uml kselftest-x86 \
         soak soak-uml soak-x86 soak-kcsan uml-kasan x86-kasan x86-kcsan bench test-uml-all fresh-check mutate mutate-quick \
-        kcidb bisect bisect-check bundle lava-job lava-check
+        kcidb bisect bisect-check bundle lava-job lava-check arch-deps arch-verify
 
 all: deps uml rootfs
 	@$(MAKE) -s test-uml
@@ -80,6 +82,8 @@ help:
 ## make fresh-check     make and ./linux ubd0=rootfs.img on a fresh Debian 12 root (mmdebstrap; root; FRESH_CCACHE=cold: the root's own empty ccache)
 ## make run             boot UML to an interactive shell (the image stays unmodified)
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
+## make qemu-verify-arm64  the same tree cross-built for arm64 and booted in QEMU (TCG, virt): KUnit + our tests
+## make arch-verify     qemu-verify-ARCH for every other architecture (arm64 so far); make test runs it
 ## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
 ## make bench           stock vs the series (options off, on) on x86_64 in QEMU, 2 NUMA nodes: ns/page ratios, TLB shootdowns, counters, plot (BOOTS=5)
 ## make soak            stress-ng + trinity + our tests under fault injection: KASAN UML and x86, KCSAN x86 (SOAK_SECONDS=180 SEED=n)
@@ -183,6 +187,56 @@ qemu-gdb:
 	@$(LOCKED) $(MAKE) -s x86 initramfs
 	@$(S)/qemu-gdb.sh "$(QBOOT)" $(X86_O) $(ROOT) $(WORKLOAD)
 
+# The same tree on other architectures, in QEMU under TCG: make
+# qemu-verify-ARCH cross-builds it into build/ARCH (config: qemu-config +
+# ARCH-config over the base below), our tests statically into
+# build/tests-ARCH, packs them with Debian's busybox for ARCH, and runs
+# KUnit, the tests and kernel_log. Per arch: Kconfig's ARCH, the compiler
+# prefix, Debian's name (for busybox), the base config.
+ARCHES       := arm64
+arm64_KARCH  := arm64
+arm64_CROSS  := aarch64-linux-gnu-
+arm64_DEB    := arm64
+arm64_BASE   := alldefconfig
+arm64_IMAGE  := arch/arm64/boot/Image
+# Ours but the x86 benchmark and the UML- and x86-only tests.
+ARCH_TESTS   := $(filter-out bench um_host_ops x86_flush_range,$(TESTS))
+comma        := ,
+space        := $(subst ,, )
+
+arch-deps:
+	@$(S)/deps.sh $(S)/packages-arch
+
+arch-verify: $(addprefix qemu-verify-,$(ARCHES))
+
+define cross_rules
+.PHONY: qemu-verify-$(1)
+$$(BUILD)/$(1)/.mmlab-fragment: qemu-config $(1)-config $$(SERIES_SUM)
+	@CROSS_COMPILE=$$($(1)_CROSS) $$(S)/config.sh $$(KSRC) $$(BUILD)/$(1) $$($(1)_KARCH) $$($(1)_BASE) \
+	    $$(ROOT)/qemu-config $$(ROOT)/$(1)-config
+	@echo "mmlab: $$(BUILD)/$(1)/.config ready ($$($(1)_BASE) + qemu-config + $(1)-config, checked)"
+
+$$(BUILD)/tests-$(1)/%: tests/%.c tests/mmlab.h | tree
+	@mkdir -p $$(dir $$@)
+	$$($(1)_CROSS)gcc $$(TEST_CFLAGS) -o $$@ $$<
+
+$$(BUILD)/initramfs-$(1).cpio: $$(ROOTFS_IN) $$(ARCH_TESTS:%=$$(BUILD)/tests-$(1)/%) $$(S)/mkinitramfs.sh \
+	    $$(S)/cross-busybox.sh
+	@$$(S)/cross-busybox.sh $$($(1)_DEB) $$(BUILD)/busybox-$(1)
+	@CROSS_BUSYBOX=$$(BUILD)/busybox-$(1)/busybox $$(S)/mkrootfs.sh $$(BUILD)/stage-$(1) none none \
+	    $$(ARCH_TESTS:%=$$(BUILD)/tests-$(1)/%)
+	@$$(S)/mkinitramfs.sh $$(BUILD)/stage-$(1) $$@ $$(KSRC) $$(BUILD)/tools
+
+qemu-verify-$(1): arch-deps series $$(BUILD)/$(1)/.mmlab-fragment
+	@CROSS_COMPILE=$$($(1)_CROSS) $$(S)/kbuild.py $(1) $$(KSRC) $$(BUILD)/$(1) $$($(1)_KARCH) \
+	    "$$(call kcc_cross,$$($(1)_CROSS))" $$(JOBS) $$(notdir $$($(1)_IMAGE))
+	@$$(MAKE) -s $$(BUILD)/initramfs-$(1).cpio
+	@$$(S)/boot.py qemu --arch $(1) --kernel $$(BUILD)/$(1)/$$($(1)_IMAGE) --initrd $$(BUILD)/initramfs-$(1).cpio \
+	    --ksrc $$(KSRC) --logdir $$(LOGS) --name qemu-verify-$(1) $$(if $$(QEMU_TIMEOUT),--timeout $$(QEMU_TIMEOUT)) \
+	    $$(if $$(filter 1,$$(V)),--verbose) --mode $$(if $$(T),$$(T),kunit$$(comma)$$(subst $$(space),$$(comma),$$(ARCH_TESTS)))
+endef
+$(foreach a,$(ARCHES),$(eval $(call cross_rules,$(a))))
+
 # The edit -> test loop: KUnit and the quick guest tests (T= picks others).
 test-uml: uml rootfs
 	@$(BOOT) --name test-uml --timeout $(TIMEOUT) --mode $(if $(T),$(T),quick)
@@ -261,7 +315,7 @@ test-host: uml rootfs
 	@tests/host/run.sh $(LOGS)
 
 test: deps
-	@$(S)/test-all.sh $(LOGS) test-uml-all qemu-verify test-host mutate-quick bisect-check lava-check kcidb fresh-check
+	@$(S)/test-all.sh $(LOGS) test-uml-all qemu-verify $(addprefix qemu-verify-,$(ARCHES)) test-host mutate-quick bisect-check lava-check kcidb fresh-check
 
 # Mutation testing (scripts/mutate.py, tests/mutants/): M=a,b runs those.
 # make test runs MUTATE_QUICK, so the harness itself stays tested.
@@ -315,7 +369,9 @@ doctor:
 clean:
 	rm -rf $(UML_O) $(X86_O) $(UML_KASAN_O) $(X86_KASAN_O) $(X86_KCSAN_O) \
 	       $(BUILD)/x86-stock $(BUILD)/x86-off $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img \
-	       $(BUILD)/initramfs.cpio $(BUILD)/tools $(LOGS) linux rootfs.img linux-gdb.py
+	       $(BUILD)/initramfs.cpio $(BUILD)/tools $(LOGS) linux rootfs.img linux-gdb.py \
+	       $(foreach a,$(ARCHES),$(BUILD)/$(a) $(BUILD)/tests-$(a) $(BUILD)/stage-$(a) \
+	           $(BUILD)/initramfs-$(a).cpio $(BUILD)/busybox-$(a))
 
 distclean:
 	rm -rf $(BUILD) linux rootfs.img linux-gdb.py

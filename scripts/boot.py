@@ -114,22 +114,42 @@ def smp_numa_options(mem, smp, nodes):
     return opts
 
 
+# QEMU for each guest architecture: program, board and CPU under TCG,
+# console, where the image is in its O= directory.
+# arm64: virt's default CPU is a 32-bit Cortex-A15, so -cpu is given; max
+# has FEAT_TLBIRANGE (range TLBIs, as 6.1 uses them), and without
+# pauth-impdef QEMU 7.2 spends much of its time in pointer authentication.
+QEMU_ARCH = {
+    'x86_64': ('qemu-system-x86_64', ['-cpu', 'max'], 'ttyS0', 'arch/x86/boot/bzImage'),
+    'arm64': ('qemu-system-aarch64', ['-M', 'virt', '-cpu', 'max,pauth-impdef=on'], 'ttyAMA0',
+              'arch/arm64/boot/Image'),
+}
+
+
 def qemu_command(a):
-    for path, fix in ((a.kernel, 'make x86'), (a.initrd, 'make initramfs')):
+    qemu, board, console, _ = QEMU_ARCH[a.arch]
+    for path, fix in ((a.kernel, f'make {"x86" if a.arch == "x86_64" else "qemu-verify-" + a.arch}'),
+                      (a.initrd, 'make initramfs')):
         if not os.path.exists(path):
             fail_setup(f'{path} is missing', fix)
-    if not shutil.which('qemu-system-x86_64'):
-        fail_setup('qemu-system-x86_64 is missing', 'make deps')
+    if not shutil.which(qemu):
+        fail_setup(f'{qemu} is missing', 'make deps' if a.arch == 'x86_64'
+                   else f'make qemu-verify-{a.arch} (it installs scripts/packages-arch)')
     accel = os.environ.get('QEMU_ACCEL', 'auto')
     if accel not in ('auto', 'kvm', 'tcg'):
         fail_setup(f'QEMU_ACCEL={accel}', 'QEMU_ACCEL=kvm, tcg or unset (probe)')
-    if accel == 'auto':
+    if a.arch != 'x86_64':
+        if accel == 'kvm':
+            fail_setup(f'QEMU_ACCEL=kvm for an {a.arch} guest on this host', 'QEMU_ACCEL=tcg or unset')
+        accel = 'tcg'
+        say(f'accelerator: tcg ({a.arch} guest)')
+    elif accel == 'auto':
         ok, why = kvm_works(a.kernel)
         accel = 'kvm' if ok else 'tcg'
         say(f'accelerator: {accel} (probe: {why})')
     else:
         say(f'accelerator: {accel} (forced by QEMU_ACCEL)')
-    cmd = ['qemu-system-x86_64', '-accel', accel, '-m', a.mem,
+    cmd = [qemu, '-accel', accel, '-m', a.mem,
            '-nographic', '-no-reboot', '-kernel', a.kernel, '-initrd', a.initrd]
     if accel == 'tcg':
         # One host thread for all vCPUs: with multi-threaded TCG, a vCPU
@@ -138,9 +158,9 @@ def qemu_command(a):
         # __schedule, seen with QEMU 7.2. The guest still has 2 CPUs, IPIs
         # and per-CPU TLBs; they just do not run at the same instant.
         cmd[cmd.index('-accel') + 1] = 'tcg,thread=single'
-        cmd += ['-cpu', 'max']
+        cmd += board
     cmd += smp_numa_options(a.mem, a.smp, a.numa)
-    append = ['console=ttyS0', 'panic=-1', f'mmlab.mode={a.mode}'] + DEBUG_PARAMS + a.append
+    append = [f'console={console}', 'panic=-1', f'mmlab.mode={a.mode}'] + DEBUG_PARAMS + a.append
     if a.gdb:
         cmd += ['-s', '-S']
         append.append('nokaslr')
@@ -149,9 +169,10 @@ def qemu_command(a):
 
 def vmlinux_of(kernel):
     """The ELF with symbols for decode_stacktrace.sh: UML's linux is one; a
-    bzImage's vmlinux is at the top of its O= directory."""
-    if kernel.endswith('arch/x86/boot/bzImage'):
-        return os.path.join(kernel[:-len('arch/x86/boot/bzImage')], 'vmlinux')
+    QEMU guest's image has its vmlinux at the top of its O= directory."""
+    for *_, image in QEMU_ARCH.values():
+        if kernel.endswith(image):
+            return os.path.join(kernel[:-len(image)], 'vmlinux')
     return kernel
 
 
@@ -162,6 +183,8 @@ def main():
     p.add_argument('--kernel', required=True)
     p.add_argument('--rootfs', help='UML: the ext4 image')
     p.add_argument('--initrd', help='QEMU: the initramfs')
+    p.add_argument('--arch', choices=sorted(QEMU_ARCH), default='x86_64',
+                   help='QEMU: the guest architecture (anything but x86_64 runs under TCG)')
     p.add_argument('--smp', type=int, default=3,
                    help='QEMU: vCPUs (3: the migration tests run writers on two CPUs)')
     p.add_argument('--numa', type=int, default=2,

@@ -3,6 +3,9 @@
 # tree's merge_config.sh, then check that every option the fragments ask for
 # survived olddefconfig (like kunit.py's validate_config). Exit 2 listing
 # those that did not.
+# A fragment may say "# not on ARCH: CONFIG_X reason": CONFIG_X then leaves
+# every fragment (an arch's own over qemu-config, for what it lacks).
+# CROSS_COMPILE in the environment is passed on: Kconfig probes the compiler.
 # usage: config.sh SRC O ARCH "BASE_TARGETS" FRAGMENT...
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
@@ -12,6 +15,15 @@ mkdir -p "$O"
 for f in "$@"; do
 	[ -f "$f" ] || die "config fragment $f is missing"
 done
+drop=$(sed -n "s/^# not on $ARCH: \(CONFIG_[A-Za-z0-9_]*\).*/\1/p" "$@" | paste -sd'|')
+if [ -n "$drop" ]; then
+	frags=()
+	for f in "$@"; do
+		frags+=("$O/.fragment.$(basename "$f")")
+		grep -v -E "^(# )?($drop)[= ]" "$f" > "${frags[-1]}" || true
+	done
+	set -- "${frags[@]}"
+fi
 
 make -s -C "$SRC" O="$O" ARCH="$ARCH" $BASE > "$O/config.log" 2>&1 ||
 	{ cat "$O/config.log" >&2; die "make ARCH=$ARCH $BASE failed (log above)"; }

@@ -37,8 +37,9 @@ BUILDS = {
                 'without the series\' options'),
     'x86-stock': ('x86_64', 'stock', 'x86_64_defconfig + kvm_guest.config + qemu-config '
                   'without the series\' options, the pristine tree (no patch)'),
+    'arm64': ('arm64', 'patched', 'alldefconfig + qemu-config + arm64-config'),
 }
-IMAGES = {'um': 'linux', 'x86_64': 'arch/x86/boot/bzImage'}
+IMAGES = {'um': 'linux', 'x86_64': 'arch/x86/boot/bzImage', 'arm64': 'arch/arm64/boot/Image'}
 
 
 def die(msg, fix=None, rc=2):
@@ -206,7 +207,10 @@ def main():
         if name.startswith(('mutate', 'bisect')):
             continue
         run = json.load(open(run_path))
-        build = by_target.get(run['target'])
+        # a QEMU run's build is the O= directory its kernel came from
+        build = next((b for b in blds.values()
+                      if run.get('kernel', '').startswith(b['misc']['output_dir'] + '/')),
+                     by_target.get(run['target']))
         if build is None:
             print(f'mmlab: {name}: no {run["target"]} build to hang it on, left out')
             continue

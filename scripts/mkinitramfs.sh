@@ -15,4 +15,4 @@ printf 'nod /dev/console 0600 0 0 c 5 1\nnod /dev/null 0666 0 0 c 1 3\n' > "$TOO
 (cd "$TOOLS" && "$KSRC/usr/gen_initramfs.sh" -o "$OUT.tmp" -u "$(id -u)" -g "$(id -g)" \
 	"$STAGE" "$TOOLS/devices.list")
 mv "$OUT.tmp" "$OUT"
-say "initramfs: $OUT ($(( $(stat -c %s "$OUT") / 1024 / 1024 )) MiB, same content as rootfs.img)"
+say "initramfs: $OUT ($(( $(stat -c %s "$OUT") / 1024 / 1024 )) MiB, packed from $STAGE)"

@@ -99,6 +99,11 @@ check "after the refresh the series applies again" 0 '' \
 printf 'CONFIG_NUMA=y\nCONFIG_DEBUG_VM=y\n' > "$TMP/bad-config"
 check "config option that cannot be set: exit 2 naming it" 2 'CONFIG_NUMA=y requested' \
 	"$S/config.sh" "$KSRC" "$TMP/o" um defconfig "$TMP/bad-config"
+# an arch's fragment takes out what that arch lacks (arm64-config over qemu-config)
+printf '# not on um: CONFIG_NUMA UML has no NUMA\n' > "$TMP/um-drops"
+check "config option an arch's fragment says it lacks: dropped, the rest checked" 0 '' \
+	"$S/config.sh" "$KSRC" "$TMP/o" um defconfig "$TMP/bad-config" "$TMP/um-drops"
+ok_if "with CONFIG_NUMA dropped, CONFIG_DEBUG_VM=y is still set" grep -qx CONFIG_DEBUG_VM=y "$TMP/o/.config"
 
 # --- the results side on recorded console logs (tests/host/logs/) -------------
 check "results.py and kcidb.py on recorded logs: pass, failure, KUnit panic, x86 oops, timeout, cut KTAP" \

@@ -128,8 +128,9 @@ QEMU_ARCH = {
 
 def qemu_command(a):
     qemu, board, console, _ = QEMU_ARCH[a.arch]
-    for path, fix in ((a.kernel, f'make {"x86" if a.arch == "x86_64" else "qemu-verify-" + a.arch}'),
-                      (a.initrd, 'make initramfs')):
+    made_by = 'x86' if a.arch == 'x86_64' else f'qemu-verify-{a.arch}'
+    for path, fix in ((a.kernel, f'make {made_by}'),
+                      (a.initrd, 'make initramfs' if a.arch == 'x86_64' else f'make {made_by}')):
         if not os.path.exists(path):
             fail_setup(f'{path} is missing', fix)
     if not shutil.which(qemu):

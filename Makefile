@@ -62,7 +62,7 @@ TEST_CFLAGS := -static -pthread -O2 -g -Wall -Wextra -I$(KSRC)/tools/testing/sel
 ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
 
 .NOTPARALLEL:
-.PHONY: all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
+.PHONY: FORCE all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
         rootfs tests test test-uml test-host run doctor clean distclean help \
         initramfs qemu-verify qemu-run qemu-gdb gdb kselftest kselftest-uml kselftest-x86 \
         soak soak-uml soak-x86 soak-kcsan uml-kasan x86-kasan x86-kcsan bench test-uml-all fresh-check mutate mutate-quick \
@@ -165,8 +165,15 @@ KSFT_LIST := tests/kselftest-vm.list
 $(BUILD)/ksft/vm/list: $(KSFT_LIST) $(S)/kselftest.sh patches/series $(wildcard patches/*.patch) | series
 	@$(S)/kselftest.sh $(KSRC) $(BUILD)/ksft $(KSFT_LIST)
 
-$(BUILD)/rootfs.img: $(ROOTFS_IN) $(TEST_BINS) $(BUILD)/ksft/vm/list
-	@$(S)/mkrootfs.sh $(BUILD)/stage $@ $(BUILD)/ksft/vm $(TEST_BINS)
+# The functions the series and any local edit change, for the guest's KCSAN
+# triage (rootfs/bin/mmlab-kcsan). Rewritten only when the tree's diff does.
+SERIES_FUNCS := $(BUILD)/series-functions
+$(SERIES_FUNCS): FORCE | series
+	@$(S)/series-functions.py $(KSRC) $(GITDIR) $@
+FORCE:
+
+$(BUILD)/rootfs.img: $(ROOTFS_IN) $(TEST_BINS) $(BUILD)/ksft/vm/list $(SERIES_FUNCS)
+	@SERIES_FUNCTIONS=$(SERIES_FUNCS) $(S)/mkrootfs.sh $(BUILD)/stage $@ $(BUILD)/ksft/vm $(TEST_BINS)
 
 rootfs: $(BUILD)/rootfs.img
 	@ln -sfn build/rootfs.img rootfs.img
@@ -221,9 +228,9 @@ $$(BUILD)/tests-$(1)/%: tests/%.c tests/mmlab.h | tree
 	$$($(1)_CROSS)gcc $$(TEST_CFLAGS) -o $$@ $$<
 
 $$(BUILD)/initramfs-$(1).cpio: $$(ROOTFS_IN) $$(ARCH_TESTS:%=$$(BUILD)/tests-$(1)/%) $$(S)/mkinitramfs.sh \
-	    $$(S)/cross-busybox.sh
+	    $$(S)/cross-busybox.sh $$(SERIES_FUNCS)
 	@$$(S)/cross-busybox.sh $$($(1)_DEB) $$(BUILD)/busybox-$(1)
-	@CROSS_BUSYBOX=$$(BUILD)/busybox-$(1)/busybox $$(S)/mkrootfs.sh $$(BUILD)/stage-$(1) none none \
+	@CROSS_BUSYBOX=$$(BUILD)/busybox-$(1)/busybox SERIES_FUNCTIONS=$$(SERIES_FUNCS) $$(S)/mkrootfs.sh $$(BUILD)/stage-$(1) none none \
 	    $$(ARCH_TESTS:%=$$(BUILD)/tests-$(1)/%)
 	@$$(S)/mkinitramfs.sh $$(BUILD)/stage-$(1) $$@ $$(KSRC) $$(BUILD)/tools
 

@@ -7,6 +7,8 @@
 # Another architecture's guest (make qemu-verify-ARCH): CROSS_BUSYBOX=its
 # busybox, KSFTDIR and IMAGE "none" (the stage is packed as an initramfs);
 # the soak's programs, the host's, stay out.
+# SERIES_FUNCTIONS: the functions the series changes (series-functions.py),
+# the guest's /etc/mmlab/series-functions for its KCSAN triage.
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
 STAGE=$1 IMAGE=$2 KSFT=$3
@@ -24,6 +26,9 @@ mkdir -p "$STAGE"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,root,tests,mnt
 cp -a "$ROOT/rootfs/." "$STAGE/"
 ln -s sbin/init "$STAGE/init"	# the initramfs (QEMU) starts /init
 cp "${CROSS_BUSYBOX:-$BUSYBOX}" "$STAGE/bin/busybox"
+[ -f "${SERIES_FUNCTIONS:-}" ] || die "SERIES_FUNCTIONS='${SERIES_FUNCTIONS:-}' is not a file" \
+	"make rootfs (it makes build/series-functions with scripts/series-functions.py)"
+cp "$SERIES_FUNCTIONS" "$STAGE/etc/mmlab/series-functions"
 for applet in $($BUSYBOX --list-full); do
 	[ -e "$STAGE/$applet" ] || ln -s /bin/busybox "$STAGE/$applet"
 done

@@ -24,22 +24,20 @@ SPLAT = re.compile(r'Kernel panic|Oops[:\s]|BUG:|kernel BUG at|WARNING:|KASAN:|U
                    r'INFO: task .* blocked|general protection fault|Bad page (state|map)|'
                    r'Unable to handle kernel|pagealloc: memory corruption|'
                    r'invalid opcode: \d+ \[#')
-# KCSAN reports in stock code, listed with why they are not ours: the guest
-# reads the same file (/etc/mmlab/kcsan-known) for its kernel_log test.
-KCSAN_KNOWN = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
-                           'rootfs', 'etc', 'mmlab', 'kcsan-known')
+# The guest's kernel_log test sorts the KCSAN reports (rootfs/bin/mmlab-kcsan)
+# and names each one it clears (listed in kcsan-known, or no frame in a
+# function the series changes) with the report's title line as the log has
+# it: exactly those lines are not splats here.
+CLEARED = re.compile(r'^\s*# (known|stock), not ours \([^)]*\): (.*\S)\s*$')
 
 
-def known_reports():
-    with open(KCSAN_KNOWN) as f:
-        return ['BUG: KCSAN: ' + l.strip() for l in f if l.strip() and not l.startswith('#')]
+def cleared_reports(lines):
+    """{title line: 'known' or 'stock'} for the reports the guest cleared."""
+    return {m.group(2): m.group(1) for l in lines for m in [CLEARED.match(l)] if m}
 
 
-KNOWN = known_reports()
-
-
-def is_splat(line):
-    return bool(SPLAT.search(line)) and not any(k in line for k in KNOWN)
+def is_splat(line, cleared=()):
+    return bool(SPLAT.search(line)) and not CLEARED.match(line) and line.strip() not in cleared
 
 
 BEGIN, END = 'mmlab: ktap begin', 'mmlab: ktap end'
@@ -185,7 +183,8 @@ def running_test(lines):
 
 def triage(lines):
     """One line naming the first splat: its title, where, and the test running."""
-    first = next((i for i, l in enumerate(lines) if is_splat(l)), None)
+    cleared = cleared_reports(lines)
+    first = next((i for i, l in enumerate(lines) if is_splat(l, cleared)), None)
     if first is None:
         return None
     title = TIMESTAMP.sub('', lines[first]).strip()
@@ -227,7 +226,7 @@ def triage(lines):
     # prints at the end has it in order with "mmlab: test X starts".
     if DMESG_BEGIN in lines:
         dmesg = lines[lines.index(DMESG_BEGIN) + 1:]
-        at = next((i for i, l in enumerate(dmesg) if is_splat(l)), None)
+        at = next((i for i, l in enumerate(dmesg) if is_splat(l, cleared)), None)
         if at is not None:
             starts = [m.group(1) for l in dmesg[:at] for m in [TEST_START.search(l)] if m]
             if starts:
@@ -362,10 +361,13 @@ def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=
         passed, failed, skipped = 0, 1, 0
     if why:
         say(why)
-    splats = [l for l in lines if is_splat(l)]
-    known = {k for l in lines for k in KNOWN if k in l}
-    for k in sorted(known):
-        say(f'{name}: known KCSAN report, not ours (rootfs/etc/mmlab/kcsan-known): {k}')
+    cleared = cleared_reports(lines)
+    splats = [l for l in lines if is_splat(l, cleared)]
+    for kind, reason in (('known', 'listed in rootfs/etc/mmlab/kcsan-known'),
+                         ('stock', 'no frame in a function the series changes')):
+        titles = [TIMESTAMP.sub('', t).strip() for t, k in cleared.items() if k == kind]
+        for t in sorted(set(titles)):
+            say(f'{name}: {kind} KCSAN report, not ours ({reason}), {titles.count(t)}x: {t}')
     where = f' (log: {log_path})' if log_path else ''
     if splats:
         rc, why = 3, triage(lines)

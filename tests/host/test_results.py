@@ -11,6 +11,7 @@ import io
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -171,28 +172,123 @@ class Results(unittest.TestCase):
         self.assertEqual(rc, 3)
         self.assertIn('in __split_huge_pmd() while thp_split ran', run['why'])
 
-    def test_listed_kcsan_report_is_not_a_splat_and_another_is(self):
-        # make soak's KCSAN guest: a race in stock code listed in
-        # rootfs/etc/mmlab/kcsan-known passes (and is named); any other fails
-        listed = 'BUG: KCSAN: data-race in generic_update_time / inode_needs_update_time'
-        other = 'BUG: KCSAN: data-race in tlb_flush_mmu / zap_pte_range'
-        self.assertIn(listed, results.KNOWN)
+    def test_kcsan_reports_the_guest_cleared_are_not_splats_and_others_are(self):
+        # make soak's KCSAN guest: kernel_log names each report it clears
+        # (rootfs/bin/mmlab-kcsan); exactly those log lines pass
+        known = '[  160.71] BUG: KCSAN: data-race in generic_update_time / inode_needs_update_time'
+        stock = '[  170.20] BUG: KCSAN: data-race in get_swap_pages / swap_readpage'
+        again = '[  180.30] BUG: KCSAN: data-race in get_swap_pages / swap_readpage'
+        ours = '[  190.40] BUG: KCSAN: data-race in tlb_flush_mmu / zap_pte_range'
 
-        def log(report):
-            return ['mmlab: ktap begin', 'KTAP version 1', '1..1', 'ok 1 kernel_log',
-                    'mmlab: ktap end', 'mmlab: kernel log follows',
-                    f'[  160.71] {report}', 'mmlab: kernel log end']
-        rc, summary, _, out = self.summarize(log(listed), target='qemu')
+        def log(*reports):
+            return ['mmlab: ktap begin', 'KTAP version 1', '1..1',
+                    f'# known, not ours (/etc/mmlab/kcsan-known): {known}',
+                    '# stock, not ours (no frame in a function the series changes): ' + stock,
+                    'ok 1 kernel_log', 'mmlab: ktap end', 'mmlab: kernel log follows',
+                    *reports, 'mmlab: kernel log end']
+        rc, summary, _, out = self.summarize(log(known, stock), target='qemu')
         self.assertEqual((rc, summary[:3]), (0, (1, 0, 0)))
-        self.assertIn('known KCSAN report, not ours', out)
-        rc, _, run, _ = self.summarize(log(other), target='qemu')
-        self.assertEqual(rc, 3)
-        self.assertIn('tlb_flush_mmu / zap_pte_range', run['why'])
+        self.assertIn('known KCSAN report, not ours (listed in rootfs/etc/mmlab/kcsan-known), 1x: '
+                      'BUG: KCSAN: data-race in generic_update_time', out)
+        self.assertIn('stock KCSAN report, not ours (no frame in a function the series changes), '
+                      '1x: BUG: KCSAN: data-race in get_swap_pages / swap_readpage', out)
+        for other in (ours, again):     # not cleared, or the same title at another time
+            rc, _, run, _ = self.summarize(log(known, stock, other), target='qemu')
+            self.assertEqual(rc, 3, other)
+            self.assertIn(other[11:], run['why'])
 
     def test_no_ktap_at_all(self):
         rc, summary, _, out = self.summarize(['Linux version 6.1.192', 'nothing else'])
         self.assertEqual((rc, summary), (1, (0, 1, 0, 1)))
         self.assertIn('the guest printed no KTAP results', out)
+
+
+class KcsanTriage(unittest.TestCase):
+    """rootfs/bin/mmlab-kcsan under busybox (the guest's sh and awk), and
+    the function list it reads (scripts/series-functions.py)."""
+    KNOWN = 'data-race in generic_update_time / inode_needs_update_time'
+
+    def triage(self, log, funcs='try_to_unmap_one\nmigrate_pages_batch\n'):
+        with tempfile.TemporaryDirectory() as tmp:
+            known, fns = os.path.join(tmp, 'known'), os.path.join(tmp, 'funcs')
+            with open(known, 'w') as f:
+                f.write(f'# why\n{self.KNOWN}\n')
+            with open(fns, 'w') as f:
+                f.write('# diff 0\n' + funcs)
+            r = subprocess.run(['busybox', 'sh', os.path.join(ROOT, 'rootfs/bin/mmlab-kcsan'),
+                                known, fns], input='\n'.join(log) + '\n',
+                               capture_output=True, text=True)
+        return r.returncode, r.stdout.splitlines(), r.stderr
+
+    @staticmethod
+    def report(t, title, first, second, irq=False):
+        by = 'interrupt' if irq else 'task 200'
+        return [f'[{t}] ' + l for l in
+                ['==================================================================',
+                 f'BUG: KCSAN: data-race in {title}', '',
+                 f'write to 0xff17 of 8 bytes by {by} on cpu 1:', *first, '',
+                 'read to 0xff17 of 8 bytes by task 199 on cpu 0:', *second, '',
+                 'value changed: 0x01 -> 0x00', '', 'Reported by Kernel Concurrency Sanitizer on:',
+                 '==================================================================']]
+
+    def test_each_report_is_sorted(self):
+        stock = self.report('  5.1', 'get_swap_pages / swap_readpage',
+                            [' get_swap_pages+0xd7e/0x11e0', ' shrink_folio_list+0x1442/0x1d60'],
+                            [' swap_readpage+0x216/0xbd0', ' do_swap_page+0xd2b/0x15f0'])
+        ours = self.report('  6.2', 'folio_migrate_mapping / migration_entry_wait_on_locked',
+                           [' migration_entry_wait_on_locked+0x1b2/0x560'],
+                           [' folio_migrate_mapping+0x1c1/0xe70',
+                            ' migrate_pages_batch.constprop.0+0x10b2/0x1c70'])
+        # An interrupt's access: what it interrupted (below asm_*) is not it.
+        irq = self.report('  7.3', '__cgroup_account_cputime / cgroup_rstat_flush_locked',
+                          [' __cgroup_account_cputime+0x53/0xb0',
+                           ' asm_sysvec_call_function_single+0x16/0x20',
+                           ' try_to_unmap_one+0x55/0x900'],
+                          [' cgroup_rstat_flush_locked+0x30/0x500'], irq=True)
+        task = self.report('  8.4', 'a / b', [' a+0x1/0x2', ' asm_exc_page_fault+0x22/0x30'],
+                           [' b+0x1/0x2', ' try_to_unmap_one+0x55/0x900'])
+        listed = self.report('  9.5', 'generic_update_time / inode_needs_update_time',
+                             [' generic_update_time+0x1/0x2'], [' try_to_unmap_one+0x5/0x9'])
+        rc, out, err = self.triage(['[  1.0] unrelated'] + stock + ours + irq + task + listed)
+        self.assertEqual((rc, err), (0, ''))
+        self.assertEqual(out, [
+            'stock\t[  5.1] BUG: KCSAN: data-race in get_swap_pages / swap_readpage',
+            'ours migrate_pages_batch\t[  6.2] BUG: KCSAN: data-race in folio_migrate_mapping / '
+            'migration_entry_wait_on_locked',
+            'stock\t[  7.3] BUG: KCSAN: data-race in __cgroup_account_cputime / '
+            'cgroup_rstat_flush_locked',
+            'ours try_to_unmap_one\t[  8.4] BUG: KCSAN: data-race in a / b',
+            f'known\t[  9.5] BUG: KCSAN: {self.KNOWN}'])
+        # With no function listed, nothing is ours.
+        rc, out, _ = self.triage(ours + task, funcs='')
+        self.assertEqual([l.split('\t')[0] for l in out], ['stock', 'stock'])
+
+    def test_a_missing_list_is_a_setup_error(self):
+        r = subprocess.run(['busybox', 'sh', os.path.join(ROOT, 'rootfs/bin/mmlab-kcsan'),
+                            '/nonexistent', '/dev/null'], input='', capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn('/nonexistent is missing: rebuild the guest root', r.stderr)
+
+    @unittest.skipUnless(os.path.isdir(os.path.join(ROOT, 'build/tree.git')), 'needs make tree')
+    def test_series_functions_of_the_tree(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, 'f')
+            cmd = [os.path.join(ROOT, 'scripts/series-functions.py'), KSRC,
+                   os.path.join(ROOT, 'build/tree.git'), out]
+            subprocess.run(cmd, check=True, capture_output=True)
+            with open(out) as f:
+                names = f.read().splitlines()
+            mtime = os.stat(out).st_mtime_ns
+            r = subprocess.run(cmd, check=True, capture_output=True, text=True)
+            self.assertEqual((os.stat(out).st_mtime_ns, r.stdout), (mtime, ''))   # unchanged tree
+        self.assertTrue(names[0].startswith('# diff '))
+        # changed bodies; a changed inline's callers (zap_pte_range calls
+        # tlb_flush_mmu_tlbonly); not a stock function the series only calls
+        for name in ('migrate_pages_batch', 'try_to_unmap_one', 'tlb_flush_mmu_tlbonly',
+                     'zap_pte_range', 'folio_lock_anon_vma_read', 'tlb_note_flushed_range'):
+            self.assertIn(name, names)
+        for name in ('folio_migrate_mapping', 'remove_migration_pte', 'swap_readpage'):
+            self.assertNotIn(name, names)
 
 
 class Kcidb(unittest.TestCase):

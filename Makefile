@@ -83,7 +83,8 @@ help:
 ## make run             boot UML to an interactive shell (the image stays unmodified)
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
 ## make qemu-verify-arm64  the same tree cross-built for arm64 and booted in QEMU (TCG, virt): KUnit + our tests
-## make arch-verify     qemu-verify-ARCH for every other architecture (arm64 so far); make test runs it
+## make qemu-verify-arm the same for 32-bit arm (Cortex-A15, LPAE)
+## make arch-verify     qemu-verify-ARCH for every other architecture (arm64, arm so far); make test runs it
 ## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
 ## make bench           stock vs the series (options off, on) on x86_64 in QEMU, 2 NUMA nodes: ns/page ratios, TLB shootdowns, counters, plot (BOOTS=5)
 ## make soak            stress-ng + trinity + our tests under fault injection: KASAN UML and x86, KCSAN x86 (SOAK_SECONDS=180 SEED=n)
@@ -200,12 +201,17 @@ qemu-gdb:
 # build/tests-ARCH, packs them with Debian's busybox for ARCH, and runs
 # KUnit, the tests and kernel_log. Per arch: Kconfig's ARCH, the compiler
 # prefix, Debian's name (for busybox), the base config.
-ARCHES       := arm64
+ARCHES       := arm64 arm
 arm64_KARCH  := arm64
 arm64_CROSS  := aarch64-linux-gnu-
 arm64_DEB    := arm64
 arm64_BASE   := alldefconfig
 arm64_IMAGE  := arch/arm64/boot/Image
+arm_KARCH    := arm
+arm_CROSS    := arm-linux-gnueabi-
+arm_DEB      := armel
+arm_BASE     := alldefconfig
+arm_IMAGE    := arch/arm/boot/zImage
 # Ours but the x86 benchmark and the UML- and x86-only tests.
 ARCH_TESTS   := $(filter-out bench um_host_ops x86_flush_range,$(TESTS))
 comma        := ,

@@ -115,19 +115,23 @@ def smp_numa_options(mem, smp, nodes):
 
 
 # QEMU for each guest architecture: program, board and CPU under TCG,
-# console, where the image is in its O= directory.
+# console, where the image is in its O= directory, NUMA nodes.
 # arm64: virt's default CPU is a 32-bit Cortex-A15, so -cpu is given; max
 # has FEAT_TLBIRANGE (range TLBIs, as 6.1 uses them), and without
 # pauth-impdef QEMU 7.2 spends much of its time in pointer authentication.
+# arm: the Cortex-A15 has LPAE; 32-bit arm Linux has no NUMA.
 QEMU_ARCH = {
-    'x86_64': ('qemu-system-x86_64', ['-cpu', 'max'], 'ttyS0', 'arch/x86/boot/bzImage'),
+    'x86_64': ('qemu-system-x86_64', ['-cpu', 'max'], 'ttyS0', 'arch/x86/boot/bzImage', 2),
     'arm64': ('qemu-system-aarch64', ['-M', 'virt', '-cpu', 'max,pauth-impdef=on'], 'ttyAMA0',
-              'arch/arm64/boot/Image'),
+              'arch/arm64/boot/Image', 2),
+    'arm': ('qemu-system-arm', ['-M', 'virt', '-cpu', 'cortex-a15'], 'ttyAMA0',
+            'arch/arm/boot/zImage', 1),
 }
 
 
 def qemu_command(a):
-    qemu, board, console, _ = QEMU_ARCH[a.arch]
+    qemu, board, console, _, nodes = QEMU_ARCH[a.arch]
+    a.numa = nodes if a.numa is None else a.numa
     made_by = 'x86' if a.arch == 'x86_64' else f'qemu-verify-{a.arch}'
     for path, fix in ((a.kernel, f'make {made_by}'),
                       (a.initrd, 'make initramfs' if a.arch == 'x86_64' else f'make {made_by}')):
@@ -171,7 +175,7 @@ def qemu_command(a):
 def vmlinux_of(kernel):
     """The ELF with symbols for decode_stacktrace.sh: UML's linux is one; a
     QEMU guest's image has its vmlinux at the top of its O= directory."""
-    for *_, image in QEMU_ARCH.values():
+    for _, _, _, image, _ in QEMU_ARCH.values():
         if kernel.endswith(image):
             return os.path.join(kernel[:-len(image)], 'vmlinux')
     return kernel
@@ -188,8 +192,9 @@ def main():
                    help='QEMU: the guest architecture (anything but x86_64 runs under TCG)')
     p.add_argument('--smp', type=int, default=3,
                    help='QEMU: vCPUs (3: the migration tests run writers on two CPUs)')
-    p.add_argument('--numa', type=int, default=2,
-                   help='QEMU: NUMA nodes sharing the memory (2: migration between them)')
+    p.add_argument('--numa', type=int, default=None,
+                   help='QEMU: NUMA nodes sharing the memory (2 where the arch has NUMA: '
+                   'migration between them)')
     p.add_argument('--gdb', action='store_true', help='QEMU: -s -S, nokaslr')
     p.add_argument('--ksrc', required=True, help='kernel tree (for kunit.py)')
     p.add_argument('--logdir', required=True)
@@ -259,7 +264,7 @@ def main():
     signal.signal(signal.SIGTERM, on_stop)
 
     lines, in_ktap, first_line_t = [], False, None
-    with open(log_path, 'w', errors='replace') as log:
+    with open(log_path, 'w', errors='replace', buffering=1) as log:   # line by line: tail -f
         for raw in proc.stdout:
             line = raw.decode('utf-8', 'replace').rstrip('\r\n').replace('\r', '')
             if first_line_t is None:

@@ -38,8 +38,10 @@ BUILDS = {
     'x86-stock': ('x86_64', 'stock', 'x86_64_defconfig + kvm_guest.config + qemu-config '
                   'without the series\' options, the pristine tree (no patch)'),
     'arm64': ('arm64', 'patched', 'alldefconfig + qemu-config + arm64-config'),
+    'arm': ('arm', 'patched', 'alldefconfig + qemu-config + arm-config'),
 }
-IMAGES = {'um': 'linux', 'x86_64': 'arch/x86/boot/bzImage', 'arm64': 'arch/arm64/boot/Image'}
+IMAGES = {'um': 'linux', 'x86_64': 'arch/x86/boot/bzImage', 'arm64': 'arch/arm64/boot/Image',
+          'arm': 'arch/arm/boot/zImage'}
 
 
 def die(msg, fix=None, rc=2):

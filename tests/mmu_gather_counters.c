@@ -19,8 +19,10 @@
 
 /* include/asm-generic/tlb.h for 4 KiB pages on 64-bit */
 #define BUNDLE		8
-#define BATCH		((4096 - 16) / 8)	/* MAX_GATHER_BATCH = 510 */
-#define BATCH_COUNT	(10000 / BATCH)		/* MAX_GATHER_BATCH_COUNT = 19 */
+/* MAX_GATHER_BATCH: a page less struct mmu_gather_batch (a pointer, two
+ * unsigned ints), in pointers: 510 on 64-bit, 1021 on 32-bit */
+#define BATCH		((4096 - sizeof(void *) - 2 * sizeof(unsigned int)) / sizeof(void *))
+#define BATCH_COUNT	(10000 / BATCH)		/* MAX_GATHER_BATCH_COUNT: 19, 9 */
 
 enum { ALLOC, FAIL, LIMIT, FLUSH, FREED, NR_EV };
 static const char *const ev_names[NR_EV] = {
@@ -276,8 +278,9 @@ static char *map_aligned(long npages, char **region, size_t *rlen)
  * except when a paravirtual remote TLB flush (KVM, Hyper-V) frees them
  * through the RCU table batch; the kernel says so at boot. Asked once,
  * before any case; a log that no longer starts at record 0 may have lost
- * that line. arm64 always frees them through the table batch
- * (MMU_GATHER_RCU_TABLE_FREE), which these counters do not see.
+ * that line. arm64, and arm with LPAE and SMP (as arm-config builds it),
+ * free them through the table batch (MMU_GATHER_RCU_TABLE_FREE), which
+ * these counters do not see.
  */
 static int tables_in_batches;
 
@@ -306,9 +309,10 @@ static void find_table_model(void)
 	}
 	close(fd);
 	tables_in_batches = !pv;
-#elif defined(__aarch64__)
+#elif defined(__aarch64__) || defined(__arm__)
 	tables_in_batches = 0;
-	ksft_print_msg("arm64: page tables are freed through the table batch, not counted\n");
+	ksft_print_msg("%s: page tables are freed through the table batch, not counted\n",
+		       sizeof(void *) == 8 ? "arm64" : "arm");
 #else
 #error "say where this architecture's munmap() frees page tables"
 #endif

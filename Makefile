@@ -83,7 +83,7 @@ help:
 ## make run             boot UML to an interactive shell (the image stays unmodified)
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
 ## make qemu-verify-arm64  the same tree cross-built for arm64 and booted in QEMU (TCG, virt): KUnit + our tests
-## make qemu-verify-arm the same for 32-bit arm (Cortex-A15, LPAE)
+## make qemu-verify-arm  the same for 32-bit arm (Cortex-A15, LPAE)
 ## make arch-verify     qemu-verify-ARCH for every other architecture (arm64, arm so far); make test runs it
 ## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
 ## make bench           stock vs the series (options off, on) on x86_64 in QEMU, 2 NUMA nodes: ns/page ratios, TLB shootdowns, counters, plot (BOOTS=5)

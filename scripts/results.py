@@ -36,8 +36,15 @@ def cleared_reports(lines):
     return {m.group(2): m.group(1) for l in lines for m in [CLEARED.match(l)] if m}
 
 
+# A kernel log line, also where a test quotes it ("#   [ 12.3] BUG: ...").
+STAMPED = re.compile(r'\[\s*\d+\.\d+\] .*\S')
+
+
 def is_splat(line, cleared=()):
-    return bool(SPLAT.search(line)) and not CLEARED.match(line) and line.strip() not in cleared
+    if not SPLAT.search(line) or CLEARED.match(line):
+        return False
+    m = STAMPED.search(line)
+    return (m.group(0) if m else line.strip()) not in cleared
 
 
 BEGIN, END = 'mmlab: ktap begin', 'mmlab: ktap end'

@@ -188,9 +188,9 @@ def running_test(lines):
     return None
 
 
-def triage(lines):
-    """One line naming the first splat: its title, where, and the test running."""
-    cleared = cleared_reports(lines)
+def triage(lines, cleared):
+    """One line naming the first splat: its title, where, and the test running.
+    cleared: cleared_reports(lines)."""
     first = next((i for i, l in enumerate(lines) if is_splat(l, cleared)), None)
     if first is None:
         return None
@@ -377,7 +377,7 @@ def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=
             say(f'{name}: {kind} KCSAN report, not ours ({reason}), {titles.count(t)}x: {t}')
     where = f' (log: {log_path})' if log_path else ''
     if splats:
-        rc, why = 3, triage(lines)
+        rc, why = 3, triage(lines, cleared)
         say(f'{name}: kernel splat: {why}{where}')
         for s in splats[:10]:
             print(f'    {s}', flush=True)

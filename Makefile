@@ -84,7 +84,8 @@ help:
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
 ## make qemu-verify-arm64  the same tree cross-built for arm64 and booted in QEMU (TCG, virt): KUnit + our tests
 ## make qemu-verify-arm  the same for 32-bit arm (Cortex-A15, LPAE)
-## make arch-verify     qemu-verify-ARCH for every other architecture (arm64, arm so far); make test runs it
+## make qemu-verify-s390x  the same for s390x (s390-ccw-virtio): a gather that frees each page at once
+## make arch-verify     qemu-verify-ARCH for every other architecture (arm64, arm, s390x so far); make test runs it
 ## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
 ## make bench           stock vs the series (options off, on) on x86_64 in QEMU, 2 NUMA nodes: ns/page ratios, TLB shootdowns, counters, plot (BOOTS=5)
 ## make soak            stress-ng + trinity + our tests under fault injection: KASAN UML and x86, KCSAN x86 (SOAK_SECONDS=180 SEED=n)
@@ -107,6 +108,7 @@ help:
 ## make config-uml      build/uml/.config = ARCH=um defconfig + uml-config, validated
 ## make uml             build the UML kernel; ./linux links to it
 ## make x86             build x86_64 (bzImage) from the same tree in build/x86 (config: qemu-config)
+## make arm64 / arm / s390x  cross-build that kernel (build/ARCH) and its initramfs, no boot
 ## make rootfs          build/rootfs.img (ext4, mkfs.ext4 -d); ./rootfs.img links to it
 ## make doctor          check this machine: packages, tree, tmpfs, ptrace, kvm, disk
 ## make clean           remove build outputs but keep the unpacked tree; distclean removes build/
@@ -201,7 +203,7 @@ qemu-gdb:
 # build/tests-ARCH, packs them with Debian's busybox for ARCH, and runs
 # KUnit, the tests and kernel_log. Per arch: Kconfig's ARCH, the compiler
 # prefix, Debian's name (for busybox), the base config.
-ARCHES       := arm64 arm
+ARCHES       := arm64 arm s390x
 arm64_KARCH  := arm64
 arm64_CROSS  := aarch64-linux-gnu-
 arm64_DEB    := arm64
@@ -212,6 +214,11 @@ arm_CROSS    := arm-linux-gnueabi-
 arm_DEB      := armel
 arm_BASE     := alldefconfig
 arm_IMAGE    := arch/arm/boot/zImage
+s390x_KARCH  := s390
+s390x_CROSS  := s390x-linux-gnu-
+s390x_DEB    := s390x
+s390x_BASE   := alldefconfig
+s390x_IMAGE  := arch/s390/boot/bzImage
 # Ours but the x86 benchmark and the UML- and x86-only tests.
 ARCH_TESTS   := $(filter-out bench um_host_ops x86_flush_range,$(TESTS))
 comma        := ,
@@ -223,7 +230,7 @@ arch-deps:
 arch-verify: $(addprefix qemu-verify-,$(ARCHES))
 
 define cross_rules
-.PHONY: qemu-verify-$(1)
+.PHONY: $(1) qemu-verify-$(1)
 $$(BUILD)/$(1)/.mmlab-fragment: qemu-config $(1)-config $$(SERIES_SUM)
 	@CROSS_COMPILE=$$($(1)_CROSS) $$(S)/config.sh $$(KSRC) $$(BUILD)/$(1) $$($(1)_KARCH) $$($(1)_BASE) \
 	    $$(ROOT)/qemu-config $$(ROOT)/$(1)-config
@@ -240,10 +247,12 @@ $$(BUILD)/initramfs-$(1).cpio: $$(ROOTFS_IN) $$(ARCH_TESTS:%=$$(BUILD)/tests-$(1
 	    $$(ARCH_TESTS:%=$$(BUILD)/tests-$(1)/%)
 	@$$(S)/mkinitramfs.sh $$(BUILD)/stage-$(1) $$@ $$(KSRC) $$(BUILD)/tools
 
-qemu-verify-$(1): arch-deps series $$(BUILD)/$(1)/.mmlab-fragment
+$(1): arch-deps series $$(BUILD)/$(1)/.mmlab-fragment
 	@CROSS_COMPILE=$$($(1)_CROSS) $$(S)/kbuild.py $(1) $$(KSRC) $$(BUILD)/$(1) $$($(1)_KARCH) \
 	    "$$(call kcc_cross,$$($(1)_CROSS))" $$(JOBS) $$(notdir $$($(1)_IMAGE))
 	@$$(MAKE) -s $$(BUILD)/initramfs-$(1).cpio
+
+qemu-verify-$(1): $(1)
 	@$$(S)/boot.py qemu --arch $(1) --kernel $$(BUILD)/$(1)/$$($(1)_IMAGE) --initrd $$(BUILD)/initramfs-$(1).cpio \
 	    --ksrc $$(KSRC) --logdir $$(LOGS) --name qemu-verify-$(1) $$(if $$(QEMU_TIMEOUT),--timeout $$(QEMU_TIMEOUT)) \
 	    $$(if $$(filter 1,$$(V)),--verbose) --mode $$(if $$(T),$$(T),kunit$$(comma)$$(subst $$(space),$$(comma),$$(ARCH_TESTS)))

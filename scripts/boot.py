@@ -126,6 +126,9 @@ QEMU_ARCH = {
               'arch/arm64/boot/Image', 2),
     'arm': ('qemu-system-arm', ['-M', 'virt', '-cpu', 'cortex-a15'], 'ttyAMA0',
             'arch/arm/boot/zImage', 1),
+    # QEMU's s390x machine describes no NUMA topology: one node
+    's390x': ('qemu-system-s390x', ['-M', 's390-ccw-virtio', '-cpu', 'max'], 'ttysclp0',
+              'arch/s390/boot/bzImage', 1),
 }
 
 

@@ -39,9 +39,10 @@ BUILDS = {
                   'without the series\' options, the pristine tree (no patch)'),
     'arm64': ('arm64', 'patched', 'alldefconfig + qemu-config + arm64-config'),
     'arm': ('arm', 'patched', 'alldefconfig + qemu-config + arm-config'),
+    's390x': ('s390x', 'patched', 'alldefconfig + qemu-config + s390x-config'),
 }
 IMAGES = {'um': 'linux', 'x86_64': 'arch/x86/boot/bzImage', 'arm64': 'arch/arm64/boot/Image',
-          'arm': 'arch/arm/boot/zImage'}
+          'arm': 'arch/arm/boot/zImage', 's390x': 'arch/s390/boot/bzImage'}
 
 
 def die(msg, fix=None, rc=2):

@@ -12,7 +12,8 @@ is listed with the reason it cannot be observed.
 
 Header of a mutant file (patch(1) skips these lines):
     # bug: what real bug it models (the upstream commit, if a known one)
-    # run: uml|x86 TEST[,TEST...]        (guest test names, "kunit")
+    # run: TARGET TEST[,TEST...]   (TARGET: uml, x86 or an arch of make
+                                  arch-verify; TESTs: guest test names, "kunit")
     # killer: the test expected to fail   (or "# equivalent: reason")
 
 usage: mutate.py ROOT KSRC GITDIR LOGS [NAME...]   (NAME: file name or a prefix)
@@ -27,11 +28,28 @@ import subprocess
 import sys
 import time
 
-TIMEOUT = {'uml': 120, 'x86': 900}
-
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boot import say, fail_setup as die  # noqa: E402  (one copy of the messages)
+from boot import QEMU_ARCH, say, fail_setup as die  # noqa: E402  (one copy of each)
+
+TIMEOUT = {'uml': 120, 'x86': 900}
+TIMEOUT.update({a: 900 for a in QEMU_ARCH if a != 'x86_64'})
+
+
+def make_targets(target):
+    """What make builds for a target: its kernel and its guest's root."""
+    return {'uml': ['uml', 'rootfs'], 'x86': ['x86', 'initramfs']}.get(target, [target])
+
+
+def boot_args(root, target):
+    if target == 'uml':
+        return ['uml', '--kernel', os.path.join(root, 'build/uml/linux'),
+                '--rootfs', os.path.join(root, 'build/rootfs.img')]
+    if target == 'x86':
+        return ['qemu', '--kernel', os.path.join(root, 'build/x86/arch/x86/boot/bzImage'),
+                '--initrd', os.path.join(root, 'build/initramfs.cpio')]
+    return ['qemu', '--arch', target,
+            '--kernel', os.path.join(root, 'build', target, QEMU_ARCH[target][3]),
+            '--initrd', os.path.join(root, 'build', f'initramfs-{target}.cpio')]
 
 
 def parse(path):
@@ -48,7 +66,8 @@ def parse(path):
     if 'equivalent' not in m:
         run = m.get('run', '').split()
         if len(run) != 2 or run[0] not in TIMEOUT:
-            die(f'{path}: "# run: uml|x86 TESTS" is missing or malformed')
+            die(f'{path}: "# run: TARGET TESTS" is missing or malformed',
+                f'TARGET is one of {", ".join(sorted(TIMEOUT))}')
         m['target'], m['tests'] = run
     return m
 
@@ -156,8 +175,7 @@ def main():
                 continue
             built.add(m['target'])
             say(f'{head}: {m["bug"]}')
-            make = ['make', '-s', '-C', root] + (['uml', 'rootfs'] if m['target'] == 'uml'
-                                                  else ['x86', 'initramfs'])
+            make = ['make', '-s', '-C', root] + make_targets(m['target'])
             b = subprocess.run(make, capture_output=True, text=True)
             if b.returncode != 0:
                 tree.restore()
@@ -166,14 +184,7 @@ def main():
                              time.monotonic() - t0))
                 say(f'{head}: ERROR: does not build: {(err or ["?"])[0][:200]}')
                 continue
-            if m['target'] == 'uml':
-                boot = [os.path.join(root, 'scripts/boot.py'), 'uml', '--kernel',
-                        os.path.join(root, 'build/uml/linux'), '--rootfs',
-                        os.path.join(root, 'build/rootfs.img')]
-            else:
-                boot = [os.path.join(root, 'scripts/boot.py'), 'qemu', '--kernel',
-                        os.path.join(root, 'build/x86/arch/x86/boot/bzImage'), '--initrd',
-                        os.path.join(root, 'build/initramfs.cpio')]
+            boot = [os.path.join(root, 'scripts/boot.py')] + boot_args(root, m['target'])
             boot += ['--ksrc', ksrc, '--logdir', logs, '--name', 'mutate', '--mode',
                      m['tests'], '--timeout', str(TIMEOUT[m['target']])]
             record = os.path.join(logs, 'mutate.run')
@@ -209,9 +220,7 @@ def main():
     # Leave the kernels as the tree is: no mutant in ./linux afterwards.
     for target in sorted(built):
         say(f'rebuilding {target} from the restored tree')
-        subprocess.run(['make', '-s', '-C', root] + (['uml', 'rootfs'] if target == 'uml'
-                                                      else ['x86', 'initramfs']),
-                       capture_output=True)
+        subprocess.run(['make', '-s', '-C', root] + make_targets(target), capture_output=True)
 
     killed = sum(r[1] == 'KILLED' for r in rows)
     survived = [r for r in rows if r[1] == 'SURVIVED']

@@ -21,8 +21,15 @@
 #include "kselftest.h"
 
 #define MMLAB_PAGE	4096UL
-/* What one PTE table maps (and one THP is) on x86_64 and UML x86_64. */
+/*
+ * What one PTE table maps (and one THP is): 2 MiB on x86_64, UML x86_64,
+ * arm64 (4 KiB pages) and arm with LPAE; a segment, 1 MiB, on s390x.
+ */
+#ifdef __s390x__
+#define MMLAB_PMD_SIZE	(1UL << 20)
+#else
 #define MMLAB_PMD_SIZE	(2UL << 20)
+#endif
 #define MMLAB_WORDS	(MMLAB_PAGE / sizeof(uint64_t))
 
 /* The value of word @w of page @pg for pattern @seed: differs per page and per seed. */

@@ -8,6 +8,7 @@ Exit codes: 0 pass, 1 a test failed, 2 setup/usage error, 3 kernel panic/
 oops/BUG/WARNING/lockdep/KASAN report, 124 timeout.
 """
 import argparse
+import collections
 import datetime
 import os
 import re
@@ -115,26 +116,39 @@ def smp_numa_options(mem, smp, nodes):
 
 
 # QEMU for each guest architecture: program, board and CPU under TCG,
-# console, where the image is in its O= directory, NUMA nodes.
+# console, where the image is in its O= directory, NUMA nodes (--numa's
+# default), the most vCPUs the board has (--smp is capped to it) and the
+# memory it has (None: --mem's).
 # arm64: virt's default CPU is a 32-bit Cortex-A15, so -cpu is given; max
 # has FEAT_TLBIRANGE (range TLBIs, as 6.1 uses them), and without
 # pauth-impdef QEMU 7.2 spends much of its time in pointer authentication.
 # arm: the Cortex-A15 has LPAE; 32-bit arm Linux has no NUMA.
+Arch = collections.namedtuple('Arch', 'qemu board console image nodes cpus mem')
 QEMU_ARCH = {
-    'x86_64': ('qemu-system-x86_64', ['-cpu', 'max'], 'ttyS0', 'arch/x86/boot/bzImage', 2),
-    'arm64': ('qemu-system-aarch64', ['-M', 'virt', '-cpu', 'max,pauth-impdef=on'], 'ttyAMA0',
-              'arch/arm64/boot/Image', 2),
-    'arm': ('qemu-system-arm', ['-M', 'virt', '-cpu', 'cortex-a15'], 'ttyAMA0',
-            'arch/arm/boot/zImage', 1),
+    'x86_64': Arch('qemu-system-x86_64', ['-cpu', 'max'], 'ttyS0', 'arch/x86/boot/bzImage',
+                   2, None, None),
+    'arm64': Arch('qemu-system-aarch64', ['-M', 'virt', '-cpu', 'max,pauth-impdef=on'],
+                  'ttyAMA0', 'arch/arm64/boot/Image', 2, None, None),
+    'arm': Arch('qemu-system-arm', ['-M', 'virt', '-cpu', 'cortex-a15'], 'ttyAMA0',
+                'arch/arm/boot/zImage', 1, None, None),
     # QEMU's s390x machine describes no NUMA topology: one node
-    's390x': ('qemu-system-s390x', ['-M', 's390-ccw-virtio', '-cpu', 'max'], 'ttysclp0',
-              'arch/s390/boot/bzImage', 1),
+    's390x': Arch('qemu-system-s390x', ['-M', 's390-ccw-virtio', '-cpu', 'max'], 'ttysclp0',
+                  'arch/s390/boot/bzImage', 1, None, None),
+    # The R2D-Plus: one SH7751R, 64 MiB, the console on the second SCIF
+    'sh4': Arch('qemu-system-sh4', ['-M', 'r2d', '-serial', 'null', '-serial', 'mon:stdio'],
+                'ttySC1', 'arch/sh/boot/zImage', 1, 1, '64M'),
 }
 
 
 def qemu_command(a):
-    qemu, board, console, _, nodes = QEMU_ARCH[a.arch]
+    qemu, board, console, _, nodes, cpus, mem = QEMU_ARCH[a.arch]
     a.numa = nodes if a.numa is None else a.numa
+    if cpus and a.smp > cpus:
+        say(f'{a.arch}: {cpus} vCPU{"s" if cpus > 1 else ""} (the board has no more)')
+        a.smp = cpus
+    if mem and a.mem != mem:
+        say(f'{a.arch}: {mem} of memory (the board has that, no more)')
+        a.mem = mem
     made_by = 'x86' if a.arch == 'x86_64' else f'qemu-verify-{a.arch}'
     for path, fix in ((a.kernel, f'make {made_by}'),
                       (a.initrd, 'make initramfs' if a.arch == 'x86_64' else f'make {made_by}')):
@@ -178,9 +192,9 @@ def qemu_command(a):
 def vmlinux_of(kernel):
     """The ELF with symbols for decode_stacktrace.sh: UML's linux is one; a
     QEMU guest's image has its vmlinux at the top of its O= directory."""
-    for _, _, _, image, _ in QEMU_ARCH.values():
-        if kernel.endswith(image):
-            return os.path.join(kernel[:-len(image)], 'vmlinux')
+    for arch in QEMU_ARCH.values():
+        if kernel.endswith(arch.image):
+            return os.path.join(kernel[:-len(arch.image)], 'vmlinux')
     return kernel
 
 

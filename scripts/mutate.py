@@ -48,7 +48,7 @@ def boot_args(root, target):
         return ['qemu', '--kernel', os.path.join(root, 'build/x86/arch/x86/boot/bzImage'),
                 '--initrd', os.path.join(root, 'build/initramfs.cpio')]
     return ['qemu', '--arch', target,
-            '--kernel', os.path.join(root, 'build', target, QEMU_ARCH[target][3]),
+            '--kernel', os.path.join(root, 'build', target, QEMU_ARCH[target].image),
             '--initrd', os.path.join(root, 'build', f'initramfs-{target}.cpio')]
 
 

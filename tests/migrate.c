@@ -397,7 +397,7 @@ int main(void)
 
 	ksft_print_header();
 	if (access("/sys/devices/system/node/node1", F_OK))
-		ksft_exit_skip("needs 2 NUMA nodes, this kernel has 1 (x86_64 and arm64 boot QEMU with -numa; UML and 32-bit arm have no NUMA, QEMU's s390x describes none)\n");
+		ksft_exit_skip("needs 2 NUMA nodes, this kernel has 1 (x86_64 and arm64 boot QEMU with -numa; UML, 32-bit arm and sh4's r2d have no NUMA, QEMU's s390x describes none)\n");
 	if (ncpu < 2)
 		ksft_exit_skip("needs 2 CPUs, this kernel has %ld\n", ncpu);
 	mmlab_need_mem(4 * 8 + 16);

@@ -23,10 +23,13 @@
 #define MMLAB_PAGE	4096UL
 /*
  * What one PTE table maps (and one THP is): 2 MiB on x86_64, UML x86_64,
- * arm64 (4 KiB pages) and arm with LPAE; a segment, 1 MiB, on s390x.
+ * arm64 (4 KiB pages) and arm with LPAE; a segment, 1 MiB, on s390x; on
+ * sh4 (two levels, 1024 PTEs of 4 bytes) 4 MiB, and no THP.
  */
-#ifdef __s390x__
+#if defined(__s390x__)
 #define MMLAB_PMD_SIZE	(1UL << 20)
+#elif defined(__sh__)
+#define MMLAB_PMD_SIZE	(4UL << 20)
 #else
 #define MMLAB_PMD_SIZE	(2UL << 20)
 #endif

@@ -270,18 +270,21 @@ static char *guard;	/* an unrelated mapping that must keep its data */
 #define GUARD_PAGES 64
 
 /*
- * Map @npages at a 2 MiB boundary with a mapped page on each side, so that
- * munmap() frees exactly the page tables of the whole 2 MiB blocks inside.
+ * Map @npages at a PTE table's boundary (MMLAB_PMD_SIZE) with a mapped page
+ * on each side, so that munmap() frees exactly the page tables of the whole
+ * blocks inside.
  */
+#define TABLE_PAGES	(MMLAB_PMD_SIZE / MMLAB_PAGE)
+
 static char *map_aligned(long npages, char **region, size_t *rlen)
 {
-	size_t len = (npages + 2 * 512 + 2) * MMLAB_PAGE;
+	size_t len = (npages + 2 * TABLE_PAGES + 2) * MMLAB_PAGE;
 	char *r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char *p;
 
 	if (r == MAP_FAILED)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	p = (char *)(((unsigned long)r + 512 * MMLAB_PAGE) & ~(512 * MMLAB_PAGE - 1));
+	p = (char *)(((unsigned long)r + MMLAB_PMD_SIZE) & ~(MMLAB_PMD_SIZE - 1));
 	/* neighbours stay mapped and populated */
 	p[-1] = 1;
 	p[npages * MMLAB_PAGE] = 1;
@@ -327,6 +330,9 @@ static void find_table_model(void)
 	}
 	close(fd);
 	tables_in_batches = !pv;
+#elif defined(__sh__)
+	/* sh's __pte_free_tlb() is tlb_remove_page(): the page batches */
+	tables_in_batches = 1;
 #elif defined(__aarch64__) || defined(__arm__) || defined(__s390x__)
 	tables_in_batches = 0;
 	ksft_print_msg("%s: page tables are freed through the table batch, not counted\n",
@@ -382,11 +388,11 @@ static void one_case(const char *how, long npages, int fail)
 		if (munmap(p, npages * MMLAB_PAGE))
 			ksft_exit_fail_msg("munmap: %s\n", strerror(errno));
 		/*
-		 * free_pgtables() hands the PTE pages of the whole 2 MiB
-		 * blocks to the same gather (UML and x86 alike), unless a
+		 * free_pgtables() hands the PTE pages of the whole blocks
+		 * to the same gather (UML, x86 and sh alike), unless a
 		 * paravirtual flush frees them apart.
 		 */
-		tables = tables_in_batches ? npages / 512 : 0;
+		tables = tables_in_batches ? npages / TABLE_PAGES : 0;
 	} else if (madvise(p, npages * MMLAB_PAGE, MADV_DONTNEED)) {
 		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
 	}

@@ -267,7 +267,7 @@ int main(void)
 		/* has_transparent_hugepage(): QEMU 7.2's TCG CPU lacks it */
 		ksft_exit_skip("no THP: s390 needs the EDAT-1 facility, which this CPU lacks\n");
 #else
-		ksft_exit_skip("no THP in this kernel (UML has none)\n");
+		ksft_exit_skip("no THP in this kernel (UML and sh have none)\n");
 #endif
 	if (!fgets(mode, sizeof(mode), f))
 		mode[0] = 0;

@@ -225,7 +225,7 @@ int main(void)
 
 	ksft_print_header();
 	if (ncpu < 2)
-		ksft_exit_skip("needs 2 CPUs, this kernel has %ld (UML has no SMP)\n", ncpu);
+		ksft_exit_skip("needs 2 CPUs, this kernel has %ld (UML and sh4's r2d have no SMP)\n", ncpu);
 	ksft_set_plan(3);
 	region = mmlab_map(NPAGES);
 

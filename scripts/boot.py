@@ -149,14 +149,14 @@ def qemu_command(a):
     if mem and a.mem != mem:
         say(f'{a.arch}: {mem} of memory (the board has that, no more)')
         a.mem = mem
-    made_by = 'x86' if a.arch == 'x86_64' else f'qemu-verify-{a.arch}'
+    made_by = 'x86' if a.arch == 'x86_64' else a.arch
     for path, fix in ((a.kernel, f'make {made_by}'),
                       (a.initrd, 'make initramfs' if a.arch == 'x86_64' else f'make {made_by}')):
         if not os.path.exists(path):
             fail_setup(f'{path} is missing', fix)
     if not shutil.which(qemu):
         fail_setup(f'{qemu} is missing', 'make deps' if a.arch == 'x86_64'
-                   else f'make qemu-verify-{a.arch} (it installs scripts/packages-arch)')
+                   else 'make arch-deps (it installs scripts/packages-arch)')
     accel = os.environ.get('QEMU_ACCEL', 'auto')
     if accel not in ('auto', 'kvm', 'tcg'):
         fail_setup(f'QEMU_ACCEL={accel}', 'QEMU_ACCEL=kvm, tcg or unset (probe)')

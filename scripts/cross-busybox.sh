@@ -20,15 +20,17 @@ from_source() {
 	[ -n "$uri" ] || die "no Debian $codename main archive in apt's sources" \
 		"add it (deb.debian.org/debian $codename main), apt-get update, then make again"
 	command -v "${cross}gcc" > /dev/null || die "${cross}gcc is missing" "make arch-deps"
-	rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/src"
+	rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/src"
 	echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $codename main" \
 		> "$apt/sources.list"
 	local opts=(-q -o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-		-o Dir::State::Lists="$apt/lists" -o Debug::NoLocking=1)
+		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o Debug::NoLocking=1)
 	say "busybox for $ARCH: Debian $codename's source package, cross-built static (about a minute)"
 	apt-get "${opts[@]}" update > "$apt/log" 2>&1 ||
 		die "apt-get update of $codename's sources failed (log: $apt/log)" "check the network, then make again"
-	[ "$(id -u)" = 0 ] && chown _apt "$apt/src"	# apt downloads as its _apt user
+	if [ "$(id -u)" = 0 ]; then	# apt downloads as its _apt user
+		chown _apt "$apt/src" || die "cannot hand $apt/src to apt's _apt user" "check that user _apt exists"
+	fi
 	(cd "$apt/src" && apt-get "${opts[@]}" source --download-only busybox) >> "$apt/log" 2>&1 ||
 		die "apt-get source busybox failed (log: $apt/log)" "apt-get update, then make again"
 	(cd "$apt/src" && dpkg-source -x busybox_*.dsc bb) >> "$apt/log" 2>&1 ||

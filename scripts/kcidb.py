@@ -25,6 +25,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from boot import QEMU_ARCH  # noqa: E402  (where each arch's image is)
 from results import patchset_hash, sha256_of  # noqa: E402
 
 ORIGIN = 'mmlab'
@@ -41,8 +42,7 @@ BUILDS = {
     'arm': ('arm', 'patched', 'alldefconfig + qemu-config + arm-config'),
     's390x': ('s390x', 'patched', 'alldefconfig + qemu-config + s390x-config'),
 }
-IMAGES = {'um': 'linux', 'x86_64': 'arch/x86/boot/bzImage', 'arm64': 'arch/arm64/boot/Image',
-          'arm': 'arch/arm/boot/zImage', 's390x': 'arch/s390/boot/bzImage'}
+IMAGES = {'um': 'linux', **{arch: a.image for arch, a in QEMU_ARCH.items()}}
 
 
 def die(msg, fix=None, rc=2):

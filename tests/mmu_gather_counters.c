@@ -14,14 +14,13 @@
  * through one gather as the model says; every page must come back and an
  * unrelated mapping must keep its data.
  *
- * s390 gathers nothing (MMU_GATHER_NO_GATHER): it invalidates each PTE as
- * it clears it and frees the page at once. There the model is that only
- * mmu_gather_pages_freed moves, by one per page (the other events are not
- * even compiled there). Without flush events nothing names the task of a
- * freed page, so the counter's delta is taken whole: it stays exact as
- * long as no other task unmaps anything in the window, which in the guest
- * none does (one that did would fail the case, never pass it); the
- * tracepoint checks are skips that say why.
+ * s390 gathers nothing (MMU_GATHER_NO_GATHER): once it has cleared a PTE
+ * no other CPU can reach the page, and it frees the page at once. There
+ * the model is that only mmu_gather_pages_freed moves, by one per page (the
+ * other events are not even compiled there). Without flush events nothing
+ * names the task of a freed page, so the counter's delta is taken whole
+ * (another task's frees in the window retry the case: other_task_freed());
+ * the tracepoint checks are skips that say why.
  */
 #include <sys/wait.h>
 #include "mmlab.h"
@@ -539,7 +538,7 @@ again:
 	want[FREED] = rss + tables;
 	if (other_task_freed(bad + (got[FREED] != want[FREED]), got, want, attempt, "exit with", npages))
 		goto again;
-	bad += got[FREED] != rss + tables;
+	bad += got[FREED] != want[FREED];
 	/* A fullmm flush covers the whole address space: 0 to TASK_SIZE. */
 	if (traced && !NO_GATHER)
 		bad += !t.fullmm || t.lo != 0 || !t.hi || t.hi == ~0UL;

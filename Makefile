@@ -85,7 +85,8 @@ help:
 ## make qemu-verify-arm64  the same tree cross-built for arm64 and booted in QEMU (TCG, virt): KUnit + our tests
 ## make qemu-verify-arm  the same for 32-bit arm (Cortex-A15, LPAE)
 ## make qemu-verify-s390x  the same for s390x (s390-ccw-virtio): a gather that frees each page at once
-## make arch-verify     qemu-verify-ARCH for every other architecture (arm64, arm, s390x so far); make test runs it
+## make qemu-verify-sh4  the same for sh4 (r2d: one CPU, 64 MiB; programs on musl)
+## make arch-verify     qemu-verify-ARCH for every other architecture (arm64, arm, s390x, sh4); make test runs it
 ## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
 ## make bench           stock vs the series (options off, on) on x86_64 in QEMU, 2 NUMA nodes: ns/page ratios, TLB shootdowns, counters, plot (BOOTS=5)
 ## make soak            stress-ng + trinity + our tests under fault injection: KASAN UML and x86, KCSAN x86 (SOAK_SECONDS=180 SEED=n)
@@ -108,7 +109,7 @@ help:
 ## make config-uml      build/uml/.config = ARCH=um defconfig + uml-config, validated
 ## make uml             build the UML kernel; ./linux links to it
 ## make x86             build x86_64 (bzImage) from the same tree in build/x86 (config: qemu-config)
-## make arm64 / arm / s390x / sh4  cross-build that kernel (build/ARCH) and its initramfs, no boot (sh4: builds, does not boot yet)
+## make arm64 / arm / s390x / sh4  cross-build that kernel (build/ARCH) and its initramfs, no boot
 ## make rootfs          build/rootfs.img (ext4, mkfs.ext4 -d); ./rootfs.img links to it
 ## make doctor          check this machine: packages, tree, tmpfs, ptrace, kvm, disk
 ## make clean           remove build outputs but keep the unpacked tree; distclean removes build/
@@ -203,11 +204,7 @@ qemu-gdb:
 # build/tests-ARCH, packs them with Debian's busybox for ARCH, and runs
 # KUnit, the tests and kernel_log. Per arch: Kconfig's ARCH, the compiler
 # prefix, Debian's name (for busybox), the base config.
-ARCHES       := arm64 arm s390x
-# Built (make sh4: kernel and initramfs), not booted yet: with Debian 12's
-# compiler, QEMU 7.2's r2d never gets past the zImage's decompressor, also
-# with the stock rts7751r2dplus_defconfig (README, "sh4").
-BUILD_ONLY   := sh4
+ARCHES       := arm64 arm s390x sh4
 arm64_KARCH  := arm64
 arm64_CROSS  := aarch64-linux-gnu-
 arm64_DEB    := arm64
@@ -228,6 +225,15 @@ sh4_CROSS    := sh4-linux-gnu-
 sh4_DEB      := sh4
 sh4_BASE     := rts7751r2dplus_defconfig
 sh4_IMAGE    := arch/sh/boot/zImage
+# Debian 12's gcc-sh4 (12.2) makes wrong code in its sh_treg_combine passes:
+# everything for sh4 is compiled with a plugin that turns them off. Its
+# glibc has that wrong code too: sh4 programs link with musl, built with
+# busybox by cross-busybox.sh. ARCH_UCFLAGS/ARCH_UDEPS are for programs.
+SH_PLUGIN    := $(BUILD)/tools/sh-treg-combine-off.so
+sh4_CFLAGS   := -fplugin=$(SH_PLUGIN)
+sh4_DEPS     := $(SH_PLUGIN)
+sh4_UCFLAGS  := $(sh4_CFLAGS) -specs $(BUILD)/busybox-sh4/musl/lib/musl-gcc.specs
+sh4_UDEPS    := $(BUILD)/busybox-sh4/busybox
 # Ours but the x86 benchmark and the UML- and x86-only tests.
 ARCH_TESTS   := $(filter-out bench um_host_ops x86_flush_range,$(TESTS))
 comma        := ,
@@ -235,6 +241,10 @@ space        := $(subst ,, )
 
 arch-deps:
 	@$(S)/deps.sh $(S)/packages-arch
+
+$(SH_PLUGIN): $(S)/sh-treg-combine-off.cc | arch-deps
+	@mkdir -p $(dir $@)
+	g++ -shared -fPIC -fno-rtti -O2 -Wall -I$$(sh4-linux-gnu-gcc -print-file-name=plugin)/include -o $@ $<
 
 arch-verify: $(addprefix qemu-verify-,$(ARCHES))
 
@@ -245,20 +255,22 @@ $$(BUILD)/$(1)/.mmlab-fragment: qemu-config $(1)-config $$(SERIES_SUM)
 	    $$(ROOT)/qemu-config $$(ROOT)/$(1)-config
 	@echo "mmlab: $$(BUILD)/$(1)/.config ready ($$($(1)_BASE) + qemu-config + $(1)-config, checked)"
 
-$$(BUILD)/tests-$(1)/%: tests/%.c tests/mmlab.h | tree
+$$(BUILD)/busybox-$(1)/busybox: $$(S)/cross-busybox.sh $$($(1)_DEPS)
+	@CROSS_CFLAGS="$$($(1)_CFLAGS)" $$(S)/cross-busybox.sh $$($(1)_DEB) $$(BUILD)/busybox-$(1)
+
+$$(BUILD)/tests-$(1)/%: tests/%.c tests/mmlab.h $$($(1)_UDEPS) | tree
 	@mkdir -p $$(dir $$@)
-	$$($(1)_CROSS)gcc $$(TEST_CFLAGS) -o $$@ $$<
+	$$($(1)_CROSS)gcc $$($(1)_UCFLAGS) $$(TEST_CFLAGS) -o $$@ $$<
 
 $$(BUILD)/initramfs-$(1).cpio: $$(ROOTFS_IN) $$(ARCH_TESTS:%=$$(BUILD)/tests-$(1)/%) $$(S)/mkinitramfs.sh \
-	    $$(S)/cross-busybox.sh $$(SERIES_FUNCS)
-	@$$(S)/cross-busybox.sh $$($(1)_DEB) $$(BUILD)/busybox-$(1)
+	    $$(BUILD)/busybox-$(1)/busybox $$(SERIES_FUNCS)
 	@CROSS_BUSYBOX=$$(BUILD)/busybox-$(1)/busybox SERIES_FUNCTIONS=$$(SERIES_FUNCS) $$(S)/mkrootfs.sh $$(BUILD)/stage-$(1) none none \
 	    $$(ARCH_TESTS:%=$$(BUILD)/tests-$(1)/%)
 	@$$(S)/mkinitramfs.sh $$(BUILD)/stage-$(1) $$@ $$(KSRC) $$(BUILD)/tools
 
-$(1): arch-deps series $$(BUILD)/$(1)/.mmlab-fragment
+$(1): arch-deps series $$(BUILD)/$(1)/.mmlab-fragment $$($(1)_DEPS)
 	@CROSS_COMPILE=$$($(1)_CROSS) $$(S)/kbuild.py $(1) $$(KSRC) $$(BUILD)/$(1) $$($(1)_KARCH) \
-	    "$$(call kcc_cross,$$($(1)_CROSS))" $$(JOBS) $$(notdir $$($(1)_IMAGE))
+	    "$$(strip $$(call kcc_cross,$$($(1)_CROSS)) $$($(1)_CFLAGS))" $$(JOBS) $$(notdir $$($(1)_IMAGE))
 	@$$(MAKE) -s $$(BUILD)/initramfs-$(1).cpio
 endef
 
@@ -269,7 +281,7 @@ qemu-verify-$(1): $(1)
 	    --ksrc $$(KSRC) --logdir $$(LOGS) --name qemu-verify-$(1) $$(if $$(QEMU_TIMEOUT),--timeout $$(QEMU_TIMEOUT)) \
 	    $$(if $$(filter 1,$$(V)),--verbose) --mode $$(if $$(T),$$(T),kunit$$(comma)$$(subst $$(space),$$(comma),$$(ARCH_TESTS)))
 endef
-$(foreach a,$(ARCHES) $(BUILD_ONLY),$(eval $(call cross_rules,$(a))))
+$(foreach a,$(ARCHES),$(eval $(call cross_rules,$(a))))
 $(foreach a,$(ARCHES),$(eval $(call verify_rules,$(a))))
 
 # The edit -> test loop: KUnit and the quick guest tests (T= picks others).
@@ -349,8 +361,10 @@ bench: deps series initramfs
 test-host: uml rootfs
 	@tests/host/run.sh $(LOGS)
 
+# lava-check runs the quick suite here: qemu-verify has just run the whole
+# x86_64 suite, and the LAVA run shows that LAVA runs ours and agrees.
 test: deps
-	@$(S)/test-all.sh $(LOGS) test-uml-all qemu-verify $(addprefix qemu-verify-,$(ARCHES)) test-host mutate-quick bisect-check lava-check kcidb fresh-check
+	@LAVA_T=quick $(S)/test-all.sh $(LOGS) test-uml-all qemu-verify $(addprefix qemu-verify-,$(ARCHES)) test-host mutate-quick bisect-check lava-check kcidb fresh-check
 
 # Mutation testing (scripts/mutate.py, tests/mutants/): M=a,b runs those.
 # make test runs MUTATE_QUICK, so the harness itself stays tested.
@@ -405,7 +419,7 @@ clean:
 	rm -rf $(UML_O) $(X86_O) $(UML_KASAN_O) $(X86_KASAN_O) $(X86_KCSAN_O) \
 	       $(BUILD)/x86-stock $(BUILD)/x86-off $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img \
 	       $(BUILD)/initramfs.cpio $(BUILD)/tools $(LOGS) linux rootfs.img linux-gdb.py \
-	       $(foreach a,$(ARCHES) $(BUILD_ONLY),$(BUILD)/$(a) $(BUILD)/tests-$(a) $(BUILD)/stage-$(a) \
+	       $(foreach a,$(ARCHES),$(BUILD)/$(a) $(BUILD)/tests-$(a) $(BUILD)/stage-$(a) \
 	           $(BUILD)/initramfs-$(a).cpio $(BUILD)/busybox-$(a))
 
 distclean:

@@ -2,49 +2,79 @@
 # Debian's busybox-static for another architecture, through apt's multiarch
 # (the package is not Multi-Arch: installing it would replace the host's, so
 # it is downloaded and unpacked instead).
-# Debian 12 builds no binary packages for sh4 (a ports architecture): there
-# the busybox is Debian 12's own source package, fetched by apt into a
-# private apt state under OUTDIR (the system's sources are left alone),
-# cross-compiled with its static configuration.
-# usage: cross-busybox.sh DEBARCH OUTDIR  -> OUTDIR/busybox
+# Debian 12 builds no binary packages for sh4 (a ports architecture), and
+# its sh4 C library cannot be used: the compiler bug that
+# scripts/sh-treg-combine-off.cc works around is in its libc.a too
+# (__libc_start_main spins on a branch to itself). There the C library is
+# musl and the busybox is Debian 12's own, both from their source packages,
+# fetched by apt into a private state under OUTDIR (the system's sources are
+# left alone) and cross-compiled with CROSS_CFLAGS: OUTDIR/musl has musl's
+# libc.a, its headers with the kernel's UAPI ones, and musl-gcc.specs, which
+# the sh4 tests are linked with.
+# usage: [CROSS_CFLAGS=...] cross-busybox.sh DEBARCH OUTDIR  -> OUTDIR/busybox
+# OUTDIR/busybox.cflags keeps CROSS_CFLAGS; a busybox built with others is
+# built again.
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
-ARCH=$1 OUT=$2
-[ -x "$OUT/busybox" ] && exit 0
+ARCH=$1 OUT=$(realpath -m "$2") CFLAGS=${CROSS_CFLAGS:-}
+[ -x "$OUT/busybox" ] && [ "$(cat "$OUT/busybox.cflags" 2> /dev/null)" = "$CFLAGS" ] && exit 0
+
+# apt_source PKG DIR: Debian's source package PKG, unpacked (its patches
+# applied) into $apt/src/DIR
+apt_source() {
+	(cd "$apt/src" && apt-get "${opts[@]}" source --download-only "$1") >> "$apt/log" 2>&1 ||
+		die "apt-get source $1 failed (log: $apt/log)" "apt-get update, then make again"
+	(cd "$apt/src" && dpkg-source -x "$1"_*.dsc "$2") >> "$apt/log" 2>&1 ||
+		die "dpkg-source -x of $1 failed (log: $apt/log)" "make arch-deps (dpkg-dev), then make again"
+}
 
 from_source() {
-	local cross=$1 codename uri apt=$OUT/apt t0=$SECONDS
+	local cross=$1 codename uri t0=$SECONDS
+	apt=$OUT/apt
 	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 	uri=$(apt-get indextargets --format '$(REPO_URI)' "Identifier: Packages" "Label: Debian" \
 		"Codename: $codename" "Component: main" | head -1)
 	[ -n "$uri" ] || die "no Debian $codename main archive in apt's sources" \
 		"add it (deb.debian.org/debian $codename main), apt-get update, then make again"
 	command -v "${cross}gcc" > /dev/null || die "${cross}gcc is missing" "make arch-deps"
-	rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/src"
+	rm -rf "$apt" "$OUT/musl" && mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/src"
 	echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri $codename main" \
 		> "$apt/sources.list"
-	local opts=(-q -o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+	opts=(-q -o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o Debug::NoLocking=1)
-	say "busybox for $ARCH: Debian $codename's source package, cross-built static (about a minute)"
+	say "musl and busybox for $ARCH: Debian $codename's source packages, cross-built static (about two minutes)"
 	apt-get "${opts[@]}" update > "$apt/log" 2>&1 ||
 		die "apt-get update of $codename's sources failed (log: $apt/log)" "check the network, then make again"
 	if [ "$(id -u)" = 0 ]; then	# apt downloads as its _apt user
 		chown _apt "$apt/src" || die "cannot hand $apt/src to apt's _apt user" "check that user _apt exists"
 	fi
-	(cd "$apt/src" && apt-get "${opts[@]}" source --download-only busybox) >> "$apt/log" 2>&1 ||
-		die "apt-get source busybox failed (log: $apt/log)" "apt-get update, then make again"
-	(cd "$apt/src" && dpkg-source -x busybox_*.dsc bb) >> "$apt/log" 2>&1 ||
-		die "dpkg-source -x of busybox failed (log: $apt/log)" "make arch-deps (dpkg-dev), then make again"
+	apt_source musl musl
+	{ (cd "$apt/src/musl" && ./configure --target="${cross%-}" --prefix="$OUT/musl" --disable-shared \
+		CROSS_COMPILE="$cross" CC="${cross}gcc${CFLAGS:+ $CFLAGS}") &&
+	  make -C "$apt/src/musl" -j"$(nproc)" && make -C "$apt/src/musl" install; } >> "$apt/log" 2>&1 ||
+		die "musl did not build for $ARCH (log: $apt/log)" "read the log's last lines"
+	# the kernel's UAPI headers, as linux-libc-dev-$ARCH-cross has them
+	local uapi
+	uapi=$(dpkg -L "linux-libc-dev-$ARCH-cross" | awk -F/ 'NF == 5 && $4 == "include" { print $0 }')
+	[ -n "$uapi" ] && cp -r $uapi "$OUT/musl/include/" ||
+		die "no UAPI headers from linux-libc-dev-$ARCH-cross" "make arch-deps"
+	apt_source busybox bb
 	# The .config as debian/rules makes it for busybox-static
 	cat "$apt/src/bb/debian/config/os/linux" "$apt/src/bb/debian/config/pkg/static" > "$apt/src/bb/.config"
-	{ { yes "" || true; } | make -C "$apt/src/bb" CROSS_COMPILE="$cross" silentoldconfig &&
-	  make -C "$apt/src/bb" -j"$(nproc)" CROSS_COMPILE="$cross" busybox; } >> "$apt/log" 2>&1 ||
+	# but without glibc's regex extensions (grep, vi), which musl lacks
+	sed -i -e 's/^CONFIG_EXTRA_COMPAT=y/# CONFIG_EXTRA_COMPAT is not set/' \
+		-e 's/^CONFIG_FEATURE_VI_REGEX_SEARCH=y/# CONFIG_FEATURE_VI_REGEX_SEARCH is not set/' \
+		"$apt/src/bb/.config"
+	local cc="${cross}gcc${CFLAGS:+ $CFLAGS} -specs $OUT/musl/lib/musl-gcc.specs"
+	{ { yes "" || true; } | make -C "$apt/src/bb" CROSS_COMPILE="$cross" CC="$cc" silentoldconfig &&
+	  make -C "$apt/src/bb" -j"$(nproc)" CROSS_COMPILE="$cross" CC="$cc" busybox; } >> "$apt/log" 2>&1 ||
 		die "busybox did not build for $ARCH (log: $apt/log)" "read the log's last lines"
 	mkdir -p "$OUT"
 	cp "$apt/src/bb/busybox" "$OUT/busybox.tmp"
 	mv "$OUT/busybox.tmp" "$OUT/busybox"
+	printf '%s\n' "$CFLAGS" > "$OUT/busybox.cflags"
 	rm -rf "$apt/src"
-	say "busybox for $ARCH: $(file -b "$OUT/busybox" | cut -d, -f1-2), built in $((SECONDS - t0)) s"
+	say "musl and busybox for $ARCH: $(file -b "$OUT/busybox" | cut -d, -f1-2), built in $((SECONDS - t0)) s"
 }
 
 case $ARCH in

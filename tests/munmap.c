@@ -12,19 +12,6 @@
 
 #define NPAGES 600
 
-static uint64_t pfn_of(void *addr)
-{
-	uint64_t ent = 0;
-	FILE *f = fopen("/proc/self/pagemap", "rb");
-
-	if (f && (fseek(f, (unsigned long)addr / MMLAB_PAGE * 8, SEEK_SET) ||
-		  fread(&ent, sizeof(ent), 1, f) != 1))
-		ent = 0;
-	if (f)
-		fclose(f);
-	return (ent >> 63) ? ent & ((1ULL << 55) - 1) : 0;
-}
-
 int main(void)
 {
 	char *region, *p;
@@ -40,7 +27,7 @@ int main(void)
 	p = (char *)(((unsigned long)region + 512 * MMLAB_PAGE) & ~(512 * MMLAB_PAGE - 1)) +
 	    MMLAB_PAGE;
 	mmlab_fill(p - MMLAB_PAGE, 0, NPAGES + 2, 1);
-	pfn = pfn_of(p);
+	pfn = mmlab_pfn(p);
 
 	if (pipe(pipefd))
 		ksft_exit_fail_msg("pipe\n");

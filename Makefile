@@ -201,9 +201,10 @@ qemu-gdb:
 # The same tree on other architectures, in QEMU under TCG: make
 # qemu-verify-ARCH cross-builds it into build/ARCH (config: qemu-config +
 # ARCH-config over the base below), our tests statically into
-# build/tests-ARCH, packs them with Debian's busybox for ARCH, and runs
-# KUnit, the tests and kernel_log. Per arch: Kconfig's ARCH, the compiler
-# prefix, Debian's name (for busybox), the base config.
+# build/tests-ARCH, packs them with busybox for ARCH (Debian's; sh4's is
+# built from Debian's source), and runs KUnit, the tests and kernel_log.
+# Per arch: Kconfig's ARCH, the compiler prefix, Debian's name (for
+# busybox), the base config.
 ARCHES       := arm64 arm s390x sh4
 arm64_KARCH  := arm64
 arm64_CROSS  := aarch64-linux-gnu-
@@ -242,9 +243,13 @@ space        := $(subst ,, )
 arch-deps:
 	@$(S)/deps.sh $(S)/packages-arch
 
+# A changed plugin rebuilds musl, busybox and the tests, not the kernel
+# (kbuild compares the CC line only): rm -rf build/sh4 for that.
 $(SH_PLUGIN): $(S)/sh-treg-combine-off.cc | arch-deps
-	@mkdir -p $(dir $@)
-	g++ -shared -fPIC -fno-rtti -O2 -Wall -I$$(sh4-linux-gnu-gcc -print-file-name=plugin)/include -o $@ $<
+	@inc=$$($(sh4_CROSS)gcc -print-file-name=plugin)/include; [ -f $$inc/gcc-plugin.h ] || \
+	    { echo "mmlab: error: no GCC plugin headers for $(sh4_CROSS)gcc ($$inc)" >&2; \
+	      echo "mmlab:   fix: make arch-deps (gcc-12-plugin-dev-sh4-linux-gnu)" >&2; exit 2; }; \
+	mkdir -p $(dir $@) && g++ -shared -fPIC -fno-rtti -O2 -Wall -I$$inc -o $@ $<
 
 arch-verify: $(addprefix qemu-verify-,$(ARCHES))
 
@@ -255,7 +260,9 @@ $$(BUILD)/$(1)/.mmlab-fragment: qemu-config $(1)-config $$(SERIES_SUM)
 	    $$(ROOT)/qemu-config $$(ROOT)/$(1)-config
 	@echo "mmlab: $$(BUILD)/$(1)/.config ready ($$($(1)_BASE) + qemu-config + $(1)-config, checked)"
 
-$$(BUILD)/busybox-$(1)/busybox: $$(S)/cross-busybox.sh $$($(1)_DEPS)
+# cross-busybox.sh decides whether to build (busybox.cflags), and leaves
+# the file's time alone when it does not.
+$$(BUILD)/busybox-$(1)/busybox: FORCE $$($(1)_DEPS)
 	@CROSS_CFLAGS="$$($(1)_CFLAGS)" $$(S)/cross-busybox.sh $$($(1)_DEB) $$(BUILD)/busybox-$(1)
 
 $$(BUILD)/tests-$(1)/%: tests/%.c tests/mmlab.h $$($(1)_UDEPS) | tree

@@ -12,18 +12,34 @@
 # libc.a, its headers with the kernel's UAPI ones, and musl-gcc.specs, which
 # the sh4 tests are linked with.
 # usage: [CROSS_CFLAGS=...] cross-busybox.sh DEBARCH OUTDIR  -> OUTDIR/busybox
-# OUTDIR/busybox.cflags keeps CROSS_CFLAGS; a busybox built with others is
-# built again.
+# OUTDIR/busybox.cflags keeps CROSS_CFLAGS and a checksum of each -fplugin=
+# they name: a busybox (and musl) built with others is built again, and
+# OUTDIR/busybox is left alone (its time too) when nothing changed.
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
 ARCH=$1 OUT=$(realpath -m "$2") CFLAGS=${CROSS_CFLAGS:-}
-[ -x "$OUT/busybox" ] && [ "$(cat "$OUT/busybox.cflags" 2> /dev/null)" = "$CFLAGS" ] && exit 0
+key=$CFLAGS
+for f in $CFLAGS; do
+	case $f in
+	-fplugin=*) [ -f "${f#-fplugin=}" ] || die "no GCC plugin ${f#-fplugin=}" "make $ARCH builds it"
+		key="$key $(sha256sum < "${f#-fplugin=}" | cut -c1-16)" ;;
+	esac
+done
+if [ "$ARCH" = sh4 ]; then
+	case $CFLAGS in
+	*-fplugin=*) ;;
+	*) die "sh4's musl and busybox need the plugin of scripts/sh-treg-combine-off.cc in CROSS_CFLAGS" \
+		"make sh4 (it passes it)" ;;
+	esac
+fi
+[ -x "$OUT/busybox" ] && [ "$(cat "$OUT/busybox.cflags" 2> /dev/null)" = "$key" ] &&
+	{ [ "$ARCH" != sh4 ] || [ -f "$OUT/musl/lib/musl-gcc.specs" ]; } && exit 0
 
 # apt_source PKG DIR: Debian's source package PKG, unpacked (its patches
 # applied) into $apt/src/DIR
 apt_source() {
 	(cd "$apt/src" && apt-get "${opts[@]}" source --download-only "$1") >> "$apt/log" 2>&1 ||
-		die "apt-get source $1 failed (log: $apt/log)" "apt-get update, then make again"
+		die "apt-get source $1 failed (log: $apt/log)" "check the network, then make again"
 	(cd "$apt/src" && dpkg-source -x "$1"_*.dsc "$2") >> "$apt/log" 2>&1 ||
 		die "dpkg-source -x of $1 failed (log: $apt/log)" "make arch-deps (dpkg-dev), then make again"
 }
@@ -55,7 +71,8 @@ from_source() {
 		die "musl did not build for $ARCH (log: $apt/log)" "read the log's last lines"
 	# the kernel's UAPI headers, as linux-libc-dev-$ARCH-cross has them
 	local uapi
-	uapi=$(dpkg -L "linux-libc-dev-$ARCH-cross" | awk -F/ 'NF == 5 && $4 == "include" { print $0 }')
+	uapi=$(dpkg -L "linux-libc-dev-$ARCH-cross" 2> /dev/null |
+		awk -F/ 'NF == 5 && $4 == "include" { print $0 }' || true)
 	[ -n "$uapi" ] && cp -r $uapi "$OUT/musl/include/" ||
 		die "no UAPI headers from linux-libc-dev-$ARCH-cross" "make arch-deps"
 	apt_source busybox bb
@@ -72,7 +89,7 @@ from_source() {
 	mkdir -p "$OUT"
 	cp "$apt/src/bb/busybox" "$OUT/busybox.tmp"
 	mv "$OUT/busybox.tmp" "$OUT/busybox"
-	printf '%s\n' "$CFLAGS" > "$OUT/busybox.cflags"
+	printf '%s\n' "$key" > "$OUT/busybox.cflags"
 	rm -rf "$apt/src"
 	say "musl and busybox for $ARCH: $(file -b "$OUT/busybox" | cut -d, -f1-2), built in $((SECONDS - t0)) s"
 }

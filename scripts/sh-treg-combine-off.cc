@@ -9,16 +9,17 @@
 // console line. The zImage decompressor fails the same way.
 //
 // The cause, read in the compiler: sh_treg_combine.cc declares the back
-// end's negt_reg_operand() as returning int, but it returns bool (the
-// generated tm-preds.h says so, and C++ mangling ignores the return type).
-// Debian's cc1 sets only the low byte of the result, so the pass can take a
-// plain load for a store of the inverted T bit and drop the test it needs.
-// Later GCC sources include tm-preds.h instead of declaring them.
+// end's t_reg_operand() and negt_reg_operand() as returning int, but they
+// return bool (the generated tm-preds.h says so, and C++ mangling ignores
+// the return type). Debian's cc1 sets only the low byte of
+// negt_reg_operand()'s result, so the pass can take a plain load for a
+// store of the inverted T bit and drop the test it needs. GCC sources of
+// 2024 include tm-preds.h there instead of declaring them.
 //
 // The passes only merge comparisons: turned off, they cost a few
 // instructions and change no meaning.
 //
-// make sh4 builds the kernel, our tests and busybox with
+// make sh4 builds the kernel, musl, busybox and our tests with
 // -fplugin=build/tools/sh-treg-combine-off.so.
 #include "gcc-plugin.h"
 #include "plugin-version.h"

@@ -41,6 +41,8 @@ BUILDS = {
     'arm64': ('arm64', 'patched', 'alldefconfig + qemu-config + arm64-config'),
     'arm': ('arm', 'patched', 'alldefconfig + qemu-config + arm-config'),
     's390x': ('s390x', 'patched', 'alldefconfig + qemu-config + s390x-config'),
+    'sh4': ('sh4', 'patched', 'rts7751r2dplus_defconfig + qemu-config + sh4-config, '
+            'compiled with scripts/sh-treg-combine-off.cc'),
 }
 IMAGES = {'um': 'linux', **{arch: a.image for arch, a in QEMU_ARCH.items()}}
 

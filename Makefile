@@ -44,6 +44,11 @@ SERIES_SUM := $(GITDIR)/mmlab-series.sum
 
 # ccache when present (make deps installs it); evaluated when used.
 KCC         = $(if $(shell command -v ccache),ccache gcc,gcc)
+# ccache's depend mode: its key comes from kbuild's own -MMD file, so a
+# miss costs no extra preprocessor run. Measured here on UML's fs/: cold
+# 76-94 s in ccache's default mode, 57-66 s in depend mode, 61-69 s with
+# no ccache at all; warm, mm/ takes 2.2 s instead of 6.2 s.
+export CCACHE_DEPEND ?= 1
 # $(call kbuild,NAME,O,ARCH,TARGETS): one kernel build, progress every 30 s
 kbuild = @$(S)/kbuild.py $(1) $(KSRC) $(2) $(3) "$(KCC)" $(JOBS) $(4)
 # the same for another architecture: $(call kcc_cross,PREFIX)
@@ -370,8 +375,14 @@ test-host: uml rootfs
 
 # lava-check runs the quick suite here: qemu-verify has just run the whole
 # x86_64 suite, and the LAVA run shows that LAVA runs ours and agrees.
+# BUILD:PART waits for BUILD, which a background make builds meanwhile
+# (scripts/test-all.sh): each kernel builds while the guest before it runs.
+# *:PART waits for all of them: test-host times guest timeouts, which a
+# build beside it skews; the mutants and the bisect edit build/src.
+TEST_PARTS := uml,rootfs:test-uml-all fresh-check x86,initramfs:qemu-verify x86,initramfs:lava-check \
+	$(foreach a,$(ARCHES),$(a):qemu-verify-$(a)) *:test-host *:mutate-quick *:bisect-check kcidb
 test: deps
-	@LAVA_T=quick $(S)/test-all.sh $(LOGS) test-uml-all qemu-verify $(addprefix qemu-verify-,$(ARCHES)) test-host mutate-quick bisect-check lava-check kcidb fresh-check
+	@set -f; LAVA_T=quick $(S)/test-all.sh $(LOGS) $(TEST_PARTS)
 
 # Mutation testing (scripts/mutate.py, tests/mutants/): M=a,b runs those.
 # make test runs MUTATE_QUICK, so the harness itself stays tested.

@@ -1,12 +1,19 @@
 #!/bin/bash
 # Run each part of the suite as a make target (all of them, even after a
 # failure), then print the sum of their summaries as the last line.
+# A part written TARGET[,TARGET...]:PART first waits for those targets,
+# which one background make builds, one after another in the order they
+# first appear: a guest under TCG uses one host thread, so the next kernel
+# builds while it runs. *:PART waits for every background build to end: a
+# part that edits build/src (mutants, bisect) must run alone. A failed
+# background build is only logged (LOGDIR/prebuild/TARGET.out): the
+# part's own make builds it again and fails there, in its place.
 # --parallel: start every part at once (make soak's guests, one host
 # thread each), each one's output in LOGDIR/TARGET.out, printed in order
 # when all are done.
 # Exit: 3 if any part saw a kernel splat, else 124 on a timeout, 2 on a
 # setup error, 1 on a test failure, 0 when everything passed.
-# usage: test-all.sh [--parallel] LOGDIR TARGET...
+# usage: test-all.sh [--parallel] LOGDIR [TARGET,...:]PART...
 . "$(dirname "$0")/lib.sh"
 parallel=0
 [ "$1" = --parallel ] && { parallel=1; shift; }
@@ -55,13 +62,63 @@ if [ $parallel = 1 ]; then
 		tally "$t" $rc $(( $(date +%s) - t0 ))
 	done
 else
-	for t in "$@"; do
+	PB=$LOGS/prebuild builds=() builder=
+	declare -A queued
+	for a in "$@"; do
+		[[ $a = *:* ]] || continue
+		need=${a%%:*}
+		[ "$need" = '*' ] && continue
+		for b in ${need//,/ }; do
+			[ -n "${queued[$b]:-}" ] || { queued[$b]=1; builds+=("$b"); }
+		done
+	done
+	if [ ${#builds[@]} -gt 0 ]; then
+		rm -rf "$PB" && mkdir -p "$PB"
+		say "building in the background, in this order: ${builds[*]} (output: $PB/)"
+		# its own process group (set -m), so that the trap stops all of it
+		set -m
+		(
+			for b in "${builds[@]}"; do
+				t0=$(date +%s)
+				make -s "$b" > "$PB/$b.out" 2>&1
+				rc=$? s=$(( $(date +%s) - t0 ))
+				echo "$rc $s" > "$PB/$b.rc"
+				if [ $rc = 0 ]; then say "background make $b: done in ${s}s ($(elapsed) so far)"
+				else warn "background make $b: exit $rc after ${s}s ($PB/$b.out); its part builds it again"; fi
+			done
+		) &
+		builder=$!
+		set +m
+		trap '[ -z "$builder" ] || kill -- -"$builder" 2> /dev/null' EXIT
+		trap 'exit 130' INT TERM
+	fi
+	for a in "$@"; do
+		t=${a#*:}
+		if [[ $a = *:* ]]; then
+			n=0 need=${a%%:*}
+			[ "$need" = '*' ] && need="${builds[*]}"
+			for b in ${need//,/ }; do
+				while [ ! -f "$PB/$b.rc" ] && kill -0 "$builder" 2> /dev/null; do
+					# every 2 minutes, the build's own last progress line
+					[ $((n % 60)) = 0 ] && say "$t waits for the background make $b ($(elapsed) so far)$(grep -a '^mmlab:' "$PB/$b.out" 2> /dev/null | tail -1 | sed 's/^mmlab: /: /')"
+					n=$((n + 1))
+					sleep 2
+				done
+			done
+		fi
 		rm -f "$LOGS/$t.summary"
 		say "=== make $t ($(elapsed) so far)"
 		t0=$(date +%s)
 		make -s "$t"
 		tally "$t" $? $(( $(date +%s) - t0 ))
 	done
+	if [ -n "$builder" ]; then
+		wait "$builder"
+		builder=
+		summary="$summary  background builds:$(for b in "${builds[@]}"; do
+			rc= && read -r rc s < "$PB/$b.rc" 2> /dev/null && printf ' %s %ss' "$b" "$s"
+			[ "${rc:-0}" = 0 ] || printf ' (exit %s)' "$rc"; done)\n"
+	fi
 fi
 printf "mmlab: suite done in %s\n$summary" "$(elapsed)"
 echo "$P passed, $F failed, $SK skipped"

@@ -182,7 +182,10 @@ def qemu_command(a):
         cmd[cmd.index('-accel') + 1] = 'tcg,thread=single'
         cmd += board
     cmd += smp_numa_options(a.mem, a.smp, a.numa)
-    append = [f'console={console}', 'panic=-1', f'mmlab.mode={a.mode}'] + DEBUG_PARAMS + a.append
+    # Each test's limit in the guest: s390x's anon_vma took over 120 s (the
+    # runner's default) under TCG while make test built a kernel beside it.
+    append = [f'console={console}', 'panic=-1', f'mmlab.mode={a.mode}',
+              'mmlab.test_timeout=300'] + DEBUG_PARAMS + a.append
     if a.gdb:
         cmd += ['-s', '-S']
         append.append('nokaslr')

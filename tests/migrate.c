@@ -44,6 +44,7 @@
 #define NPAGES		2048		/* 8 MiB of 4 KiB pages per case */
 #define NTHP		4		/* 8 MiB of THPs */
 #define ROUNDS		4
+#define MAX_LEFT	2		/* pages a case may ask for twice */
 #define MAX_WRITERS	8
 #define BATCH		512		/* NR_MAX_BATCHED_MIGRATION, x86_64 */
 #define MPOL_BIND	2
@@ -114,7 +115,8 @@ static void *writer(void *arg)
 }
 
 /* Move the whole region to @node; 0 or an error message. */
-static const char *move_region(enum how how, int node, int from)
+/* LEAVE: pages left behind are no error here; the caller checks where they are. */
+static const char *move_region(enum how how, int node, int from, int leave)
 {
 	static char why[160];
 	unsigned long to_mask = 1UL << node, from_mask = 1UL << from;
@@ -148,7 +150,7 @@ static const char *move_region(enum how how, int node, int from)
 		snprintf(why, sizeof(why), "migration to node %d: %s", node, strerror(errno));
 		return why;
 	}
-	if (rc > 0 && how != BY_MIGRATE_PAGES) {
+	if (rc > 0 && how != BY_MIGRATE_PAGES && !leave) {
 		snprintf(why, sizeof(why), "migration to node %d left %ld pages behind", node, rc);
 		return why;
 	}
@@ -228,7 +230,7 @@ static int read_trace(long *ipis, long *moved, long *failed)
 static void run_case(const char *name, enum how how, char *mem, size_t npages,
 		     size_t thp, int count_ipis)
 {
-	long ipis = -1, bad_page = -1, thps = 0, moved = -1, failed = -1;
+	long ipis = -1, bad_page = -1, thps = 0, moved = -1, failed = -1, left = 0;
 	int traced = 0, splits = 0;
 	int bad_status = 0, node = 0, fail = 0;
 	size_t nbatches = (npages + BATCH - 1) / BATCH;
@@ -245,7 +247,7 @@ static void run_case(const char *name, enum how how, char *mem, size_t npages,
 	first_lost_page = -1;
 	/* Start on node 0: every later round then moves every page. */
 	if (how != BY_SPLIT &&
-	    (err = move_region(how == BY_MIGRATE_PAGES ? BY_MOVE_PAGES : how, 0, 1)))
+	    (err = move_region(how == BY_MIGRATE_PAGES ? BY_MOVE_PAGES : how, 0, 1, 0)))
 		goto report;
 	if (thp && (thps = mmlab_thps(mem, thp)) != (long)thp) {
 		snprintf(first_err, sizeof(first_err), "%ld of %zu THPs before the first round",
@@ -283,10 +285,28 @@ static void run_case(const char *name, enum how how, char *mem, size_t npages,
 		long off;
 
 		node = !node;
-		err = move_region(how, node, !node);
+		err = move_region(how, node, !node, 1);
 		if (err)
 			break;
 		off = pages_off_node(node, &bad_page, &bad_status);
+		/*
+		 * Migration gives up on a page that something still holds a
+		 * reference to after its ten tries. Under QEMU's single-threaded
+		 * TCG a vCPU that holds a brief one (a fault's page cache
+		 * lookup) can sit preempted for a whole time slice (seen once on
+		 * arm64: 1 of 8737 moves). A few such pages, once a case, are
+		 * asked for again: they must move then, and the trace must count
+		 * exactly them as failed.
+		 */
+		if (off && off <= MAX_LEFT && !left) {
+			left = off;
+			ksft_print_msg("%s: round %d: %ld of %zu pages left on node %d, asked again\n",
+				       name, round, off, npages, !node);
+			err = move_region(how, node, !node, 1);
+			if (err)
+				break;
+			off = pages_off_node(node, &bad_page, &bad_status);
+		}
 		if (off && !first_err[0])
 			snprintf(first_err, sizeof(first_err),
 				 "round %d: %ld of %zu pages not on node %d (page %ld: %d)",
@@ -338,14 +358,16 @@ report:
 	} else if (!err && how != BY_SPLIT) {
 		/*
 		 * Every page moves once a round (migrate_pages(2) moves the
-		 * rest of the process too), and none may fail: the writers
-		 * hold no references that migration would have to wait out.
+		 * rest of the process too), and none may fail but those asked
+		 * for again: the writers hold no references that migration
+		 * would have to wait out.
 		 */
 		size_t want = ROUNDS * npages;
 
-		ksft_print_msg("%s: migrations moved %ld pages, %ld failed (want %s%zu, 0)\n",
-			       name, moved, failed, how == BY_MIGRATE_PAGES ? ">= " : "", want);
-		if (failed || moved < (long)want || (how != BY_MIGRATE_PAGES && moved != (long)want))
+		ksft_print_msg("%s: migrations moved %ld pages, %ld failed (want %s%zu, %ld)\n",
+			       name, moved, failed, how == BY_MIGRATE_PAGES ? ">= " : "", want, left);
+		if (failed != left || moved < (long)want ||
+		    (how != BY_MIGRATE_PAGES && moved != (long)want))
 			fail = 1;
 	}
 	if (!COUNT_SHOOTDOWNS && (how == BY_SPLIT || count_ipis)) {

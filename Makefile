@@ -42,17 +42,13 @@ TIMEOUT    ?= 300
 V          ?= 0
 SERIES_SUM := $(GITDIR)/mmlab-series.sum
 
-# ccache when present (make deps installs it); evaluated when used.
-KCC         = $(if $(shell command -v ccache),ccache gcc,gcc)
-# ccache's depend mode: its key comes from kbuild's own -MMD file, so a
-# miss costs no extra preprocessor run. Measured here on UML's fs/: cold
-# 76-94 s in ccache's default mode, 57-66 s in depend mode, 61-69 s with
-# no ccache at all; warm, mm/ takes 2.2 s instead of 6.2 s.
-export CCACHE_DEPEND ?= 1
+# ccache when present (make deps installs it), through scripts/kcc.sh (its
+# depend mode where that is safe); evaluated when used.
+KCC         = $(if $(shell command -v ccache),$(S)/kcc.sh gcc,gcc)
 # $(call kbuild,NAME,O,ARCH,TARGETS): one kernel build, progress every 30 s
 kbuild = @$(S)/kbuild.py $(1) $(KSRC) $(2) $(3) "$(KCC)" $(JOBS) $(4)
 # the same for another architecture: $(call kcc_cross,PREFIX)
-kcc_cross   = $(if $(shell command -v ccache),ccache )$(1)gcc
+kcc_cross   = $(if $(shell command -v ccache),$(S)/kcc.sh )$(1)gcc
 # $(UBOOT) / $(QBOOT_ANY) --kernel K: boot a UML / x86_64 kernel
 UBOOT       = $(S)/boot.py uml --rootfs $(BUILD)/rootfs.img \
               --ksrc $(KSRC) --logdir $(LOGS) $(if $(filter 1,$(V)),--verbose)
@@ -379,9 +375,12 @@ test-host: uml rootfs
 # (scripts/test-all.sh): each kernel builds while the guest before it runs.
 # *:PART waits for all of them: test-host times guest timeouts, which a
 # build beside it skews; the mutants and the bisect edit build/src.
+# Every package is installed first: apt beside a background build's apt
+# would find dpkg's lock taken.
 TEST_PARTS := uml,rootfs:test-uml-all fresh-check x86,initramfs:qemu-verify x86,initramfs:lava-check \
 	$(foreach a,$(ARCHES),$(a):qemu-verify-$(a)) *:test-host *:mutate-quick *:bisect-check kcidb
-test: deps
+test: deps arch-deps
+	@$(S)/deps.sh $(S)/packages-lava
 	@set -f; LAVA_T=quick $(S)/test-all.sh $(LOGS) $(TEST_PARTS)
 
 # Mutation testing (scripts/mutate.py, tests/mutants/): M=a,b runs those.

@@ -6,8 +6,9 @@
 # first appear: a guest under TCG uses one host thread, so the next kernel
 # builds while it runs. *:PART waits for every background build to end: a
 # part that edits build/src (mutants, bisect) must run alone. A failed
-# background build is only logged (LOGDIR/prebuild/TARGET.out): the
-# part's own make builds it again and fails there, in its place.
+# background build is logged (LOGDIR/prebuild/TARGET.out) and ends the
+# background builds: each part's own make then builds what it needs, and
+# fails there, in its place.
 # --parallel: start every part at once (make soak's guests, one host
 # thread each), each one's output in LOGDIR/TARGET.out, printed in order
 # when all are done.
@@ -21,6 +22,11 @@ LOGS=$1
 shift
 mkdir -p "$LOGS"
 P=0 F=0 SK=0 worst=0
+# descendants PID: every process PID started, and theirs
+descendants() {
+	local c
+	for c in $(pgrep -P "$1"); do echo "$c"; descendants "$c"; done
+}
 rank() { case $1 in 0) echo 0 ;; 1) echo 1 ;; 2) echo 2 ;; 124) echo 3 ;; *) echo 4 ;; esac; }
 tally() {	# tally TARGET RC SECONDS
 	local t=$1 rc=$2 p f s
@@ -75,21 +81,23 @@ else
 	if [ ${#builds[@]} -gt 0 ]; then
 		rm -rf "$PB" && mkdir -p "$PB"
 		say "building in the background, in this order: ${builds[*]} (output: $PB/)"
-		# its own process group (set -m), so that the trap stops all of it
-		set -m
+		# Niced: the guest beside it keeps its core. Stops at the first
+		# failure: the parts then build what is left themselves.
 		(
 			for b in "${builds[@]}"; do
 				t0=$(date +%s)
-				make -s "$b" > "$PB/$b.out" 2>&1
+				nice -n 10 make -s "$b" < /dev/null > "$PB/$b.out" 2>&1
 				rc=$? s=$(( $(date +%s) - t0 ))
 				echo "$rc $s" > "$PB/$b.rc"
-				if [ $rc = 0 ]; then say "background make $b: done in ${s}s ($(elapsed) so far)"
-				else warn "background make $b: exit $rc after ${s}s ($PB/$b.out); its part builds it again"; fi
+				if [ $rc != 0 ]; then
+					warn "background make $b: exit $rc after ${s}s ($PB/$b.out); the parts build what is left themselves"
+					exit
+				fi
+				say "background make $b: done in ${s}s ($(elapsed) so far)"
 			done
 		) &
 		builder=$!
-		set +m
-		trap '[ -z "$builder" ] || kill -- -"$builder" 2> /dev/null' EXIT
+		trap '[ -z "$builder" ] || kill $builder $(descendants $builder) 2> /dev/null' EXIT
 		trap 'exit 130' INT TERM
 	fi
 	for a in "$@"; do
@@ -116,8 +124,10 @@ else
 		wait "$builder"
 		builder=
 		summary="$summary  background builds:$(for b in "${builds[@]}"; do
-			rc= && read -r rc s < "$PB/$b.rc" 2> /dev/null && printf ' %s %ss' "$b" "$s"
-			[ "${rc:-0}" = 0 ] || printf ' (exit %s)' "$rc"; done)\n"
+			if read -r rc s < "$PB/$b.rc" 2> /dev/null; then
+				printf ' %s %ss' "$b" "$s"
+				[ "$rc" = 0 ] || printf ' (exit %s)' "$rc"
+			else printf ' %s (not built)' "$b"; fi; done)\n"
 	fi
 fi
 printf "mmlab: suite done in %s\n$summary" "$(elapsed)"

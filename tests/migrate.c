@@ -124,6 +124,7 @@ static const char *move_region(enum how how, int node, int from, int leave)
 	void **pages = malloc(n * sizeof(*pages));
 	int *nodes = malloc(n * sizeof(*nodes)), *status = malloc(n * sizeof(*status));
 	long rc = 0;
+	int err;
 
 	switch (how) {
 	case BY_MOVE_PAGES:
@@ -143,11 +144,13 @@ static const char *move_region(enum how how, int node, int from, int leave)
 	case BY_SPLIT:
 		break;
 	}
+	err = errno;
 	free(pages);
 	free(nodes);
 	free(status);
-	if (rc < 0) {
-		snprintf(why, sizeof(why), "migration to node %d: %s", node, strerror(errno));
+	/* mbind(MPOL_MF_STRICT) says EIO for pages it could not move. */
+	if (rc < 0 && !(leave && how == BY_MBIND && err == EIO)) {
+		snprintf(why, sizeof(why), "migration to node %d: %s", node, strerror(err));
 		return why;
 	}
 	if (rc > 0 && how != BY_MIGRATE_PAGES && !leave) {

@@ -158,27 +158,40 @@ wait $holder
 # --- make test: each kernel builds while the guest before it runs ------------
 # scripts/test-all.sh with a stand-in make that logs when each target
 # starts and ends: b2 (slow) is the background build p3 waits for, p2
-# waits for nothing, *:p4 waits for every build, b3's build fails.
+# waits for nothing, *:p4 waits for every build, b3's build fails, so b4
+# is left to p6's own make; bx never ends (the suite is stopped).
 mkdir -p "$TMP/fakebin" "$TMP/ta"
 cat > "$TMP/fakebin/make" << 'EOF'
 #!/bin/bash
 t=$2
 echo "start $t" >> "$TA/order"
-case $t in b2) sleep 4 ;; b*) sleep 1 ;; p*) sleep 1; echo "1 0 0 0" > "$TA/logs/$t.summary" ;; esac
+case $t in b1) sleep 1 ;; b2|b3) sleep 4 ;; bx) sleep 37 ;; p*) sleep 1; echo "1 0 0 0" > "$TA/logs/$t.summary" ;; esac
 echo "end $t" >> "$TA/order"
 [ "$t" != b3 ]
 EOF
 chmod +x "$TMP/fakebin/make"
 check "test-all.sh: background builds, parts in order, the sum last" 0 \
-	'background builds: b1 [0-9]+s b2 [0-9]+s b3 [0-9]+s \(exit 1\).*5 passed, 0 failed, 0 skipped $' \
-	env TA="$TMP/ta" PATH="$TMP/fakebin:$PATH" bash -c \
-	"$S/test-all.sh $TMP/ta/logs b1:p1 p2 b1,b2:p3 '*:p4' b3:p5 2>&1 | tr '\n' ' '"
+	'background builds: b1 [0-9]+s b2 [0-9]+s b3 [0-9]+s \(exit 1\) b4 \(not built\) 6 passed, 0 failed, 0 skipped $' \
+	env TA="$TMP/ta" PATH="$TMP/fakebin:$PATH" bash -c "set -o pipefail
+	$S/test-all.sh $TMP/ta/logs b1:p1 p2 b1,b2:p3 '*:p4' b3:p5 b4:p6 2>&1 | tr '\n' ' '"
 before() { awk -v a="$1" -v b="$2" '$0 == a { x = NR } $0 == b { y = NR } END { exit !(x && y && x < y) }' "$TMP/ta/order"; }
 ok_if "a part starts after its background build ends (b1 before p1)" before "end b1" "start p1"
 ok_if "a part that needs no build runs while one builds (p2 during b2)" before "start p2" "end b2"
 ok_if "b1,b2:p3 waits for both" before "end b2" "start p3"
 ok_if "*:p4 waits for every background build" before "end b3" "start p4"
 ok_if "each background target is made once" [ "$(grep -c '^start b1$' "$TMP/ta/order")" = 1 ]
+ok_if "a failed background build ends the background builds (b4 not started)" \
+	bash -c "! grep -q '^start b4$' '$TMP/ta/order'"
+# a TERM to test-all.sh alone (not to its process group) while bx builds
+TA="$TMP/ta" PATH="$TMP/fakebin:$PATH" "$S/test-all.sh" "$TMP/ta/logs" bx:p7 > /dev/null 2>&1 &
+ta=$!
+sleep 3
+kill $ta
+wait $ta
+ok_if "test-all.sh stopped by TERM: exit 130" [ $? = 130 ]
+sleep 1
+ok_if "test-all.sh stopped: its background make is gone too" bash -c "! pgrep -f '^sleep 37$' > /dev/null"
+pkill -f '^sleep 37$'
 
 # --- a kernel build reports progress -----------------------------------------
 check "make uml prints progress lines with steps and elapsed time" 0 \

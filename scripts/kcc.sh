@@ -20,4 +20,5 @@ case " $* " in
 		CCACHE_DEPEND=1 exec ccache "$@"
 	fi ;;
 esac
+unset CCACHE_DEPEND	# set in the environment, it would still mean depend mode
 exec ccache "$@"

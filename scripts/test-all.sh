@@ -22,6 +22,14 @@ LOGS=$1
 shift
 mkdir -p "$LOGS"
 P=0 F=0 SK=0 worst=0
+# needs [TARGET,...:]PART: the background targets PART waits for (*: all
+# those queued so far)
+needs() {
+	local n=${1%%:*}
+	[[ $1 = *:* ]] || return 0
+	[ "$n" = '*' ] && n="${builds[*]}"
+	echo "${n//,/ }"
+}
 # descendants PID: every process PID started, and theirs
 descendants() {
 	local c
@@ -71,10 +79,7 @@ else
 	PB=$LOGS/prebuild builds=() builder=
 	declare -A queued
 	for a in "$@"; do
-		[[ $a = *:* ]] || continue
-		need=${a%%:*}
-		[ "$need" = '*' ] && continue
-		for b in ${need//,/ }; do
+		for b in $(needs "$a"); do
 			[ -n "${queued[$b]:-}" ] || { queued[$b]=1; builds+=("$b"); }
 		done
 	done
@@ -101,19 +106,15 @@ else
 		trap 'exit 130' INT TERM
 	fi
 	for a in "$@"; do
-		t=${a#*:}
-		if [[ $a = *:* ]]; then
-			n=0 need=${a%%:*}
-			[ "$need" = '*' ] && need="${builds[*]}"
-			for b in ${need//,/ }; do
-				while [ ! -f "$PB/$b.rc" ] && kill -0 "$builder" 2> /dev/null; do
-					# every 2 minutes, the build's own last progress line
-					[ $((n % 60)) = 0 ] && say "$t waits for the background make $b ($(elapsed) so far)$(grep -a '^mmlab:' "$PB/$b.out" 2> /dev/null | tail -1 | sed 's/^mmlab: /: /')"
-					n=$((n + 1))
-					sleep 2
-				done
+		t=${a#*:} n=0
+		for b in $(needs "$a"); do
+			while [ ! -f "$PB/$b.rc" ] && kill -0 "$builder" 2> /dev/null; do
+				# every 2 minutes, the build's own last progress line
+				[ $((n % 60)) = 0 ] && say "$t waits for the background make $b ($(elapsed) so far)$(grep -a '^mmlab:' "$PB/$b.out" 2> /dev/null | tail -1 | sed 's/^mmlab: /: /')"
+				n=$((n + 1))
+				sleep 2
 			done
-		fi
+		done
 		rm -f "$LOGS/$t.summary"
 		say "=== make $t ($(elapsed) so far)"
 		t0=$(date +%s)

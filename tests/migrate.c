@@ -114,8 +114,10 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-/* Move the whole region to @node; 0 or an error message. */
-/* LEAVE: pages left behind are no error here; the caller checks where they are. */
+/*
+ * Move the whole region to @node; 0 or an error message. With @leave,
+ * pages left behind are no error: the caller checks where they are.
+ */
 static const char *move_region(enum how how, int node, int from, int leave)
 {
 	static char why[160];
@@ -362,8 +364,7 @@ report:
 		/*
 		 * Every page moves once a round (migrate_pages(2) moves the
 		 * rest of the process too), and none may fail but those asked
-		 * for again: the writers hold no references that migration
-		 * would have to wait out.
+		 * for again: the writers hold no lasting references.
 		 */
 		size_t want = ROUNDS * npages;
 

@@ -9,7 +9,7 @@ S          := $(ROOT)/scripts
 
 # One make at a time per checkout: a second one waits, naming the first
 # (scripts/lock.sh). Interactive targets hold the lock only while building.
-NOLOCK_GOALS := help doctor deps run gdb qemu-run qemu-gdb fresh-check
+NOLOCK_GOALS := help doctor deps run gdb qemu-run qemu-gdb fresh-check machines machine-fields tests-for
 LOCKED     = $(if $(MMLAB_LOCKED),,MMLAB_GOALS="$@" $(S)/lock.sh $(BUILD))
 GOALS      := $(or $(MAKECMDGOALS),all)
 ifeq ($(MMLAB_LOCKED),)
@@ -22,6 +22,13 @@ $(firstword $(GOALS)):
 $(wordlist 2,$(words $(GOALS)),$(GOALS)):
 	@:
 else
+# The machines and the kernel trees, as data (one block each): everything
+# below that differs per machine or tree reads these two files.
+include $(ROOT)/machines.mk $(ROOT)/trees.mk
+# $(call mfield,NAME,FIELD): a field of machine (or tree) NAME, its `from` block
+# filling the fields it does not give (scripts/mmlab/conf.py reads the same).
+mfield = $(if $(filter undefined,$(origin $(1).$(2))),$(if $(filter-out undefined,$(origin $(1).from)),$(call mfield,$($(1).from),$(2))),$($(1).$(2)))
+TREE       := $(firstword $(trees))
 ifdef KSRC
 KSRC       := $(abspath $(KSRC))
 GITDIR     := $(BUILD)/ksrc.git
@@ -30,54 +37,69 @@ else
 KSRC       := $(BUILD)/src
 GITDIR     := $(BUILD)/tree.git
 endif
-UML_O      := $(BUILD)/uml
-X86_O      := $(BUILD)/x86
-# make soak's sanitizer kernels, from the same tree
-UML_KASAN_O := $(BUILD)/uml-kasan
-X86_KASAN_O := $(BUILD)/x86-kasan
-X86_KCSAN_O := $(BUILD)/x86-kcsan
+export MMLAB_TREE := $(TREE)
 LOGS       := $(BUILD)/logs
 JOBS       ?= $(shell nproc)
 TIMEOUT    ?= 300
 V          ?= 0
 SERIES_SUM := $(GITDIR)/mmlab-series.sum
+# The host's Python: one package, scripts/mmlab (python3 -m mmlab.NAME).
+PY         := PYTHONPATH=$(S) /usr/bin/python3 -m mmlab.
 
 # ccache when present (make deps installs it), through scripts/kcc.sh (its
 # depend mode where that is safe); evaluated when used.
-KCC         = $(if $(shell command -v ccache),$(S)/kcc.sh gcc,gcc)
-# $(call kbuild,NAME,O,ARCH,TARGETS): one kernel build, progress every 30 s
-kbuild = @$(S)/kbuild.py $(1) $(KSRC) $(2) $(3) "$(KCC)" $(JOBS) $(4)
-# the same for another architecture: $(call kcc_cross,PREFIX)
-kcc_cross   = $(if $(shell command -v ccache),$(S)/kcc.sh )$(1)gcc
-# $(UBOOT) / $(QBOOT_ANY) --kernel K: boot a UML / x86_64 kernel
-UBOOT       = $(S)/boot.py uml --rootfs $(BUILD)/rootfs.img \
-              --ksrc $(KSRC) --logdir $(LOGS) $(if $(filter 1,$(V)),--verbose)
-BOOT        = $(UBOOT) --kernel $(UML_O)/linux
-QBOOT_ANY   = $(S)/boot.py qemu --initrd $(BUILD)/initramfs.cpio --ksrc $(KSRC) --logdir $(LOGS) \
-              $(if $(QEMU_TIMEOUT),--timeout $(QEMU_TIMEOUT)) $(if $(filter 1,$(V)),--verbose)
-QBOOT       = $(QBOOT_ANY) --kernel $(X86_O)/arch/x86/boot/bzImage
+HAVE_CCACHE = $(shell command -v ccache)
+# $(call kcc,NAME): machine NAME's compiler line for kbuild's CC
+kcc = $(strip $(if $(HAVE_CCACHE),$(S)/kcc.sh )$(call mfield,$(1),cross)gcc \
+      $(if $(call mfield,$(1),plugin),-fplugin=$(BUILD)/tools/$(call mfield,$(1),plugin).so))
+# $(call boot,NAME) ARGS: boot machine NAME's kernel (scripts/mmlab/boot.py)
+boot = $(PY)boot $(1) --ksrc $(KSRC) --logdir $(LOGS) $(if $(QEMU_TIMEOUT),--timeout $(QEMU_TIMEOUT)) \
+       $(if $(filter 1,$(V)),--verbose)
+QEMU_MACHINES := $(foreach m,$(machines),$(if $(filter qemu,$(call mfield,$(m),boot)),$(m)))
+# The other architectures: the machines with a root of their own.
+ARCHES     := $(foreach m,$(machines),$(if $(filter own,$(call mfield,$(m),root)),$(m)))
 
 TESTS      := $(basename $(notdir $(wildcard tests/*.c)))
 TEST_BINS  := $(addprefix $(BUILD)/tests/,$(TESTS))
 TEST_CFLAGS := -static -pthread -O2 -g -Wall -Wextra -I$(KSRC)/tools/testing/selftests -Itests
-ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh
+ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh tests/manifest
 
 .NOTPARALLEL:
 .PHONY: FORCE all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
         rootfs tests test test-uml test-host run doctor clean distclean help \
         initramfs qemu-verify qemu-run qemu-gdb gdb kselftest kselftest-uml kselftest-x86 \
         soak soak-uml soak-x86 soak-kcsan uml-kasan x86-kasan x86-kcsan bench test-uml-all fresh-check mutate mutate-quick \
-        kcidb bisect bisect-check bundle lava-job lava-check arch-deps arch-verify
+        kcidb bisect bisect-check bundle lava-job lava-check arch-deps arch-verify machines
 
 all: deps uml rootfs
 	@$(MAKE) -s test-uml
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
+	@echo; echo "Variables (make VAR=value or the environment; docs/variables.md says more):"
+	@awk -F' *[|] *' '/^[|] `[A-Z]/ { gsub(/`/, "", $$2); printf "  %-16s %s (default: %s)\n", $$2, $$5, $$3 }' \
+	    docs/variables.md
+
+machines:
+	@$(PY)conf table
+
+# Every field of every machine and tree as make reads it, "NAME.FIELD<tab>
+# VALUE" (tests/host/test_tables.py holds conf.py's reading against it).
+tab := $(shell printf '\t')
+machine-fields:
+	@:$(foreach n,$(machines),$(foreach f,$(fields),$(info $(n).$(f)$(tab)$(call mfield,$(n),$(f)))))
+	@:$(foreach n,$(trees),$(foreach f,$(tree_fields),$(info $(n).$(f)$(tab)$(call mfield,$(n),$(f)))))
+
+# The tests machine MACHINE's guest carries (tests/manifest), a line each.
+tests-for:
+	@$(if $(filter $(MACHINE),$(machines)),printf '%s\n' $(call tests_for,$(MACHINE)), \
+	    echo "mmlab: error: MACHINE=$(MACHINE) is not a machine" >&2; \
+	    echo "mmlab:   fix: MACHINE= one of $(machines)" >&2; exit 2)
 
 ## make                 install packages, unpack + patch the tree, build UML + rootfs, boot the suite once
 ## make test            the whole suite (host checks, UML and x86 guest suites with KUnit and vm selftests); CI runs this
 ## make test-uml        the edit -> test loop: incremental UML rebuild + boot + KUnit + quick tests (T=a,b others; T=test all)
+## make test-host       the host tooling's tests (tests/host/): unit tests first, then what the built kernels allow
 ## make test-uml-all    the whole UML suite (vm selftests, bench, 20 s soak too), as make test runs it
 ## make mutate         mutation testing: every tests/mutants/ bug must fail the suite (M=name runs one)
 ## make fresh-check     make and ./linux ubd0=rootfs.img on a fresh Debian 12 root (mmdebstrap; root; FRESH_CCACHE=cold: the root's own empty ccache)
@@ -112,11 +134,12 @@ help:
 ## make x86             build x86_64 (bzImage) from the same tree in build/x86 (config: qemu-config)
 ## make arm64 / arm / s390x / sh4  cross-build that kernel (build/ARCH) and its initramfs, no boot
 ## make rootfs          build/rootfs.img (ext4, mkfs.ext4 -d); ./rootfs.img links to it
+## make machines       the machines (machines.mk) and kernel trees (trees.mk) the targets build, a line each
 ## make doctor          check this machine: packages, tree, tmpfs, ptrace, kvm, disk
 ## make clean           remove build outputs but keep the unpacked tree; distclean removes build/
 
 deps:
-	@$(S)/deps.sh
+	@$(S)/deps.sh $(S)/packages $(call mfield,$(TREE),package)
 
 tree: deps
 	@$(S)/tree.sh $(KSRC) $(GITDIR)
@@ -136,28 +159,31 @@ series-check: series
 series-edits: tree
 	@$(S)/series.sh edits $(KSRC) $(GITDIR)
 
-# The config is redone when the fragment or the series (new Kconfig options) changes.
-$(UML_O)/.mmlab-fragment: uml-config $(SERIES_SUM)
-	@$(S)/config.sh $(KSRC) $(UML_O) um defconfig $(ROOT)/uml-config
-	@echo "mmlab: $(UML_O)/.config ready (defconfig + uml-config, every option checked)"
-
 $(SERIES_SUM): | series
 
-config-uml: series $(UML_O)/.mmlab-fragment
-
-uml: config-uml
-	$(call kbuild,UML,$(UML_O),um,linux scripts_gdb)
-	@ln -sfn build/uml/linux linux
-	@$(S)/gdb-setup.sh $(ROOT) $(UML_O)
-
-$(X86_O)/.mmlab-fragment: qemu-config $(SERIES_SUM)
-	@$(S)/config.sh $(KSRC) $(X86_O) x86_64 "x86_64_defconfig kvm_guest.config" $(ROOT)/qemu-config
-	@echo "mmlab: $(X86_O)/.config ready (x86_64_defconfig + kvm_guest.config + qemu-config, checked)"
-
-config-x86: series $(X86_O)/.mmlab-fragment
-
-x86: config-x86
-	$(call kbuild,x86_64,$(X86_O),x86_64,bzImage scripts_gdb)
+# One kernel per row of machines.mk, built from the tree in build/NAME:
+# `make config-NAME` makes its .config (base + fragments, merged and every
+# option checked; redone when a fragment or the series changes), `make NAME`
+# builds it: with its root when the machine has one of its own (root = own),
+# with ./linux linked to it when the row says so (link).
+define machine_rules
+$$(BUILD)/$(1)/.mmlab-fragment: $(call mfield,$(1),fragments) $$(SERIES_SUM)
+	@CROSS_COMPILE=$(call mfield,$(1),cross) $$(S)/config.sh $$(KSRC) $$(BUILD)/$(1) $(call mfield,$(1),arch) \
+	    "$(call mfield,$(1),base)" $(addprefix $$(ROOT)/,$(call mfield,$(1),fragments))
+	@echo "mmlab: $$(BUILD)/$(1)/.config ready ($(subst $(space), + ,$(strip $(call mfield,$(1),base) \
+	    $(call mfield,$(1),fragments))), every option checked)"
+.PHONY: $(1) config-$(1)
+config-$(1): $(if $(call mfield,$(1),cross),arch-deps) series $$(BUILD)/$(1)/.mmlab-fragment
+$(1): config-$(1) $(if $(call mfield,$(1),plugin),$$(BUILD)/tools/$(call mfield,$(1),plugin).so)
+	@CROSS_COMPILE=$(call mfield,$(1),cross) $$(PY)kbuild $(1) $$(KSRC) $$(BUILD)/$(1) $(call mfield,$(1),arch) \
+	    "$$(call kcc,$(1))" $$(JOBS) $(call mfield,$(1),targets)
+$(if $(call mfield,$(1),link),	@ln -sfn build/$(1)/$(call mfield,$(1),image) $(call mfield,$(1),link)
+	@$$(S)/gdb-setup.sh $$(ROOT) $$(BUILD)/$(1))
+$(if $(filter own,$(call mfield,$(1),root)),	@$$(MAKE) -s $$(BUILD)/initramfs-$(1).cpio)
+endef
+comma      := ,
+space      := $(subst ,, )
+$(foreach m,$(machines),$(if $(call mfield,$(m),built_by),,$(eval $(call machine_rules,$(m)))))
 
 $(BUILD)/tests/%: tests/%.c tests/mmlab.h | tree
 	@mkdir -p $(dir $@)
@@ -174,7 +200,7 @@ $(BUILD)/ksft/vm/list: $(KSFT_LIST) $(S)/kselftest.sh patches/series $(wildcard 
 # triage (rootfs/bin/mmlab-kcsan). Rewritten only when the tree's diff does.
 SERIES_FUNCS := $(BUILD)/series-functions
 $(SERIES_FUNCS): FORCE | series
-	@$(S)/series-functions.py $(KSRC) $(GITDIR) $@
+	@$(PY)series_functions $(KSRC) $(GITDIR) $@
 FORCE:
 
 $(BUILD)/rootfs.img: $(ROOTFS_IN) $(TEST_BINS) $(BUILD)/ksft/vm/list $(SERIES_FUNCS)
@@ -189,138 +215,99 @@ $(BUILD)/initramfs.cpio: $(BUILD)/rootfs.img $(S)/mkinitramfs.sh
 initramfs: tree $(BUILD)/initramfs.cpio
 
 qemu-verify: x86 initramfs
-	@$(QBOOT) --name qemu-verify --mode $(if $(T),$(T),test)
+	@$(call boot,x86) --name qemu-verify --mode $(if $(T),$(T),test)
 
 qemu-run:
 	@$(LOCKED) $(MAKE) -s x86 initramfs
-	@$(QBOOT) --interactive --mode shell
+	@$(call boot,x86) --interactive --mode shell
 
 qemu-gdb:
 	@$(LOCKED) $(MAKE) -s x86 initramfs
-	@$(S)/qemu-gdb.sh "$(QBOOT)" $(X86_O) $(ROOT) $(WORKLOAD)
+	@$(S)/qemu-gdb.sh "$(call boot,x86)" $(BUILD)/x86 $(ROOT) $(WORKLOAD)
 
-# The same tree on other architectures, in QEMU under TCG: make
-# qemu-verify-ARCH cross-builds it into build/ARCH (config: qemu-config +
-# ARCH-config over the base below), our tests statically into
-# build/tests-ARCH, packs them with busybox for ARCH (Debian's; sh4's is
-# built from Debian's source), and runs KUnit, the tests and kernel_log.
-# Per arch: Kconfig's ARCH, the compiler prefix, Debian's name (for
-# busybox), the base config.
-ARCHES       := arm64 arm s390x sh4
-arm64_KARCH  := arm64
-arm64_CROSS  := aarch64-linux-gnu-
-arm64_DEB    := arm64
-arm64_BASE   := alldefconfig
-arm64_IMAGE  := arch/arm64/boot/Image
-arm_KARCH    := arm
-arm_CROSS    := arm-linux-gnueabi-
-arm_DEB      := armel
-arm_BASE     := alldefconfig
-arm_IMAGE    := arch/arm/boot/zImage
-s390x_KARCH  := s390
-s390x_CROSS  := s390x-linux-gnu-
-s390x_DEB    := s390x
-s390x_BASE   := alldefconfig
-s390x_IMAGE  := arch/s390/boot/bzImage
-sh4_KARCH    := sh
-sh4_CROSS    := sh4-linux-gnu-
-sh4_DEB      := sh4
-sh4_BASE     := rts7751r2dplus_defconfig
-sh4_IMAGE    := arch/sh/boot/zImage
-# Debian 12's gcc-sh4 (12.2) makes wrong code in its sh_treg_combine passes:
-# everything for sh4 is compiled with a plugin that turns them off. Its
-# glibc has that wrong code too: sh4 programs link with musl, built with
-# busybox by cross-busybox.sh. ARCH_UCFLAGS/ARCH_UDEPS are for programs.
-SH_PLUGIN    := $(BUILD)/tools/sh-treg-combine-off.so
-sh4_CFLAGS   := -fplugin=$(SH_PLUGIN)
-sh4_DEPS     := $(SH_PLUGIN)
-sh4_UCFLAGS  := $(sh4_CFLAGS) -specs $(BUILD)/busybox-sh4/musl/lib/musl-gcc.specs
-sh4_UDEPS    := $(BUILD)/busybox-sh4/busybox
-# Ours but the x86 benchmark and the UML- and x86-only tests.
-ARCH_TESTS   := $(filter-out bench um_host_ops x86_flush_range,$(TESTS))
-comma        := ,
-space        := $(subst ,, )
-
+# The same tree on the other architectures (the machines of machines.mk
+# with a root of their own), in QEMU under TCG: make NAME cross-builds it
+# into build/NAME, the tests the manifest gives it statically into
+# build/tests-NAME, packs them with busybox for it (Debian's; from Debian's
+# source with musl where its libc is musl), and make qemu-verify-NAME runs
+# KUnit, the tests and kernel_log.
 arch-deps:
-	@$(S)/deps.sh $(S)/packages-arch
+	@$(S)/deps.sh $(sort $(foreach m,$(ARCHES),$(call mfield,$(m),packages)))
 
+# A GCC plugin everything for a machine is compiled with (its `plugin`).
 # A changed plugin rebuilds musl, busybox and the tests, not the kernel
-# (kbuild compares the CC line only): rm -rf build/sh4 for that.
-$(SH_PLUGIN): $(S)/sh-treg-combine-off.cc | arch-deps
-	@inc=$$($(sh4_CROSS)gcc -print-file-name=plugin)/include; [ -f $$inc/gcc-plugin.h ] || \
-	    { echo "mmlab: error: no GCC plugin headers for $(sh4_CROSS)gcc ($$inc)" >&2; \
-	      echo "mmlab:   fix: make arch-deps (gcc-12-plugin-dev-sh4-linux-gnu)" >&2; exit 2; }; \
-	mkdir -p $(dir $@) && g++ -shared -fPIC -fno-rtti -O2 -Wall -I$$inc -o $@ $<
+# (kbuild compares the CC line only): rm -rf build/NAME for that.
+define plugin_rules
+$$(BUILD)/tools/$(2).so: $$(S)/$(2).cc | arch-deps
+	@inc=$$$$($(call mfield,$(1),cross)gcc -print-file-name=plugin)/include; [ -f $$$$inc/gcc-plugin.h ] || \
+	    { echo "mmlab: error: no GCC plugin headers for $(call mfield,$(1),cross)gcc ($$$$inc)" >&2; \
+	      echo "mmlab:   fix: make arch-deps (it installs $(call mfield,$(1),packages))" >&2; exit 2; }; \
+	mkdir -p $$(dir $$@) && g++ -shared -fPIC -fno-rtti -O2 -Wall -I$$$$inc -o $$@ $$<
+endef
+$(foreach m,$(machines),$(if $(call mfield,$(m),plugin),$(eval $(call plugin_rules,$(m),$(call mfield,$(m),plugin)))))
 
 arch-verify: $(addprefix qemu-verify-,$(ARCHES))
 
+# The tests a machine's guest carries: those of tests/manifest whose
+# machines are `all` or name it (uml and x86 share one root: every test).
+tests_for = $(shell awk 'substr($$1, 1, 1) != "\043" && NF >= 3 && \
+	($$3 == "all" || index("," $$3 ",", ",$(1),")) { print $$1 }' $(ROOT)/tests/manifest)
 define cross_rules
-.PHONY: $(1)
-$$(BUILD)/$(1)/.mmlab-fragment: qemu-config $(1)-config $$(SERIES_SUM)
-	@CROSS_COMPILE=$$($(1)_CROSS) $$(S)/config.sh $$(KSRC) $$(BUILD)/$(1) $$($(1)_KARCH) $$($(1)_BASE) \
-	    $$(ROOT)/qemu-config $$(ROOT)/$(1)-config
-	@echo "mmlab: $$(BUILD)/$(1)/.config ready ($$($(1)_BASE) + qemu-config + $(1)-config, checked)"
-
+$(1)_PLUGIN := $(if $(call mfield,$(1),plugin),-fplugin=$$(BUILD)/tools/$(call mfield,$(1),plugin).so)
+$(1)_MUSL   := $(filter musl,$(call mfield,$(1),libc))
+$(1)_TESTS  := $$(call tests_for,$(1))
 # cross-busybox.sh decides whether to build (busybox.cflags), and leaves
 # the file's time alone when it does not.
-$$(BUILD)/busybox-$(1)/busybox: FORCE $$($(1)_DEPS)
-	@CROSS_CFLAGS="$$($(1)_CFLAGS)" $$(S)/cross-busybox.sh $$($(1)_DEB) $$(BUILD)/busybox-$(1)
+$$(BUILD)/busybox-$(1)/busybox: FORCE $(if $(call mfield,$(1),plugin),$$(BUILD)/tools/$(call mfield,$(1),plugin).so)
+	@CROSS_CFLAGS="$$($(1)_PLUGIN)" $$(S)/cross-busybox.sh $(1) $$(BUILD)/busybox-$(1)
 
-$$(BUILD)/tests-$(1)/%: tests/%.c tests/mmlab.h $$($(1)_UDEPS) | tree
+$$(BUILD)/tests-$(1)/%: tests/%.c tests/mmlab.h $$(if $$($(1)_MUSL),$$(BUILD)/busybox-$(1)/busybox) | tree
 	@mkdir -p $$(dir $$@)
-	$$($(1)_CROSS)gcc $$($(1)_UCFLAGS) $$(TEST_CFLAGS) -o $$@ $$<
+	$(call mfield,$(1),cross)gcc $$($(1)_PLUGIN) $$(if $$($(1)_MUSL),-specs $$(BUILD)/busybox-$(1)/musl/lib/musl-gcc.specs) \
+	    $$(TEST_CFLAGS) -o $$@ $$<
 
-$$(BUILD)/initramfs-$(1).cpio: $$(ROOTFS_IN) $$(ARCH_TESTS:%=$$(BUILD)/tests-$(1)/%) $$(S)/mkinitramfs.sh \
+$$(BUILD)/initramfs-$(1).cpio: $$(ROOTFS_IN) $$($(1)_TESTS:%=$$(BUILD)/tests-$(1)/%) $$(S)/mkinitramfs.sh \
 	    $$(BUILD)/busybox-$(1)/busybox $$(SERIES_FUNCS)
 	@CROSS_BUSYBOX=$$(BUILD)/busybox-$(1)/busybox SERIES_FUNCTIONS=$$(SERIES_FUNCS) $$(S)/mkrootfs.sh $$(BUILD)/stage-$(1) none none \
-	    $$(ARCH_TESTS:%=$$(BUILD)/tests-$(1)/%)
+	    $$($(1)_TESTS:%=$$(BUILD)/tests-$(1)/%)
 	@$$(S)/mkinitramfs.sh $$(BUILD)/stage-$(1) $$@ $$(KSRC) $$(BUILD)/tools
 
-$(1): arch-deps series $$(BUILD)/$(1)/.mmlab-fragment $$($(1)_DEPS)
-	@CROSS_COMPILE=$$($(1)_CROSS) $$(S)/kbuild.py $(1) $$(KSRC) $$(BUILD)/$(1) $$($(1)_KARCH) \
-	    "$$(strip $$(call kcc_cross,$$($(1)_CROSS)) $$($(1)_CFLAGS))" $$(JOBS) $$(notdir $$($(1)_IMAGE))
-	@$$(MAKE) -s $$(BUILD)/initramfs-$(1).cpio
-endef
-
-define verify_rules
 .PHONY: qemu-verify-$(1)
 qemu-verify-$(1): $(1)
-	@$$(S)/boot.py qemu --arch $(1) --kernel $$(BUILD)/$(1)/$$($(1)_IMAGE) --initrd $$(BUILD)/initramfs-$(1).cpio \
-	    --ksrc $$(KSRC) --logdir $$(LOGS) --name qemu-verify-$(1) $$(if $$(QEMU_TIMEOUT),--timeout $$(QEMU_TIMEOUT)) \
-	    $$(if $$(filter 1,$$(V)),--verbose) --mode $$(if $$(T),$$(T),kunit$$(comma)$$(subst $$(space),$$(comma),$$(ARCH_TESTS)))
+	@$$(call boot,$(1)) --name qemu-verify-$(1) \
+	    --mode $$(if $$(T),$$(T),kunit$$(comma)$$(subst $$(space),$$(comma),$$($(1)_TESTS)))
 endef
 $(foreach a,$(ARCHES),$(eval $(call cross_rules,$(a))))
-$(foreach a,$(ARCHES),$(eval $(call verify_rules,$(a))))
 
 # The edit -> test loop: KUnit and the quick guest tests (T= picks others).
 test-uml: uml rootfs
-	@$(BOOT) --name test-uml --timeout $(TIMEOUT) --mode $(if $(T),$(T),quick)
+	@$(call boot,uml) --name test-uml --timeout $(TIMEOUT) --mode $(if $(T),$(T),quick)
 
 # The whole UML suite, as make test runs it: with the vm selftests, the
 # benchmark and a 20 s soak.
 test-uml-all: uml rootfs
-	@$(BOOT) --name test-uml-all --timeout $(TIMEOUT) --mode test
+	@$(call boot,uml) --name test-uml-all --timeout $(TIMEOUT) --mode test
 
 run:
 	@$(LOCKED) $(MAKE) -s uml rootfs
-	@$(BOOT) --interactive --mode shell
+	@$(call boot,uml) --interactive --mode shell
 
 # UML under gdb, booted into WORKLOAD (a test binary, e.g. munmap) or a shell.
 gdb:
 	@$(LOCKED) $(MAKE) -s uml rootfs
 	@echo "mmlab: UML under gdb (mmlab.mode=$(or $(WORKLOAD),shell)); 'run' boots, Ctrl-C stops, mm-break gather COMM"
 	@gdb -iex "add-auto-load-safe-path $(ROOT)" -x gdb-scripts/uml.gdb \
-	    --args ./linux ubd0r=build/rootfs.img mem=384M mmlab.mode=$(or $(WORKLOAD),shell)
+	    --args ./linux ubd0r=build/rootfs.img mem=$(uml.mem) mmlab.mode=$(or $(WORKLOAD),shell)
 
 # The vm selftests alone, on UML and on x86 (both are also part of make test).
 kselftest: deps
 	@$(S)/test-all.sh $(LOGS) kselftest-uml kselftest-x86
 
 kselftest-uml: uml rootfs
-	@$(BOOT) --name kselftest-uml --timeout $(TIMEOUT) --mode kselftest
+	@$(call boot,uml) --name kselftest-uml --timeout $(TIMEOUT) --mode kselftest
 
 kselftest-x86: x86 initramfs
-	@$(QBOOT) --name kselftest-x86 --mode kselftest
+	@$(call boot,x86) --name kselftest-x86 --mode kselftest
 
 # Stress under the debug options (rootfs/bin/mmlab-soak) on the sanitizer
 # kernels: KASAN on UML and x86_64, KCSAN on x86_64 (3 vCPUs). make soak
@@ -333,40 +320,24 @@ soak: deps
 	@$(MAKE) -s uml-kasan x86-kasan x86-kcsan rootfs initramfs
 	@MMLAB_SOAK_BUILT=1 $(S)/test-all.sh --parallel $(LOGS) $(SOAK_PARTS)
 
-$(UML_KASAN_O)/.mmlab-fragment: uml-config kasan-config $(SERIES_SUM)
-	@$(S)/config.sh $(KSRC) $(UML_KASAN_O) um defconfig $(ROOT)/uml-config $(ROOT)/kasan-config
-$(X86_KASAN_O)/.mmlab-fragment: qemu-config kasan-config $(SERIES_SUM)
-	@$(S)/config.sh $(KSRC) $(X86_KASAN_O) x86_64 "x86_64_defconfig kvm_guest.config" \
-	    $(ROOT)/qemu-config $(ROOT)/kasan-config
-$(X86_KCSAN_O)/.mmlab-fragment: qemu-config kcsan-config $(SERIES_SUM)
-	@$(S)/config.sh $(KSRC) $(X86_KCSAN_O) x86_64 "x86_64_defconfig kvm_guest.config" \
-	    $(ROOT)/qemu-config $(ROOT)/kcsan-config
-
-uml-kasan: series $(UML_KASAN_O)/.mmlab-fragment
-	$(call kbuild,UML+KASAN,$(UML_KASAN_O),um,linux)
-x86-kasan: series $(X86_KASAN_O)/.mmlab-fragment
-	$(call kbuild,x86_64+KASAN,$(X86_KASAN_O),x86_64,bzImage)
-x86-kcsan: series $(X86_KCSAN_O)/.mmlab-fragment
-	$(call kbuild,x86_64+KCSAN,$(X86_KCSAN_O),x86_64,bzImage)
-
 # Each part alone builds what it boots; under make soak they are built.
 soak-uml: $(if $(MMLAB_SOAK_BUILT),,uml-kasan rootfs)
-	@$(UBOOT) --kernel $(UML_KASAN_O)/linux --name soak-uml --timeout $$(( $(SOAK_SECONDS) + 300 )) \
-	    --mode soak $(SOAK_ARGS)
+	@$(call boot,uml-kasan) --name soak-uml --timeout $$(( $(SOAK_SECONDS) + 300 )) --mode soak $(SOAK_ARGS)
 
 soak-x86: $(if $(MMLAB_SOAK_BUILT),,x86-kasan initramfs)
-	@$(QBOOT_ANY) --kernel $(X86_KASAN_O)/arch/x86/boot/bzImage --name soak-x86 \
-	    --timeout $$(( $(SOAK_SECONDS) + 600 )) --mode soak $(SOAK_ARGS)
+	@$(call boot,x86-kasan) --name soak-x86 --timeout $$(( $(SOAK_SECONDS) + 600 )) --mode soak $(SOAK_ARGS)
 
 soak-kcsan: $(if $(MMLAB_SOAK_BUILT),,x86-kcsan initramfs)
-	@$(QBOOT_ANY) --kernel $(X86_KCSAN_O)/arch/x86/boot/bzImage --name soak-kcsan \
-	    --timeout $$(( $(SOAK_SECONDS) + 600 )) --mode soak $(SOAK_ARGS)
+	@$(call boot,x86-kcsan) --name soak-kcsan --timeout $$(( $(SOAK_SECONDS) + 600 )) --mode soak $(SOAK_ARGS)
 
 # Stock vs patched x86_64 in QEMU, alternately (scripts/bench.sh; BOOTS=5).
 bench: deps series initramfs
-	@JOBS=$(JOBS) KCC="$(KCC)" $(S)/bench.sh $(KSRC) $(GITDIR) $(BUILD) $(ROOT)
+	@JOBS=$(JOBS) KCC="$(call kcc,x86)" $(S)/bench.sh $(KSRC) $(GITDIR) $(BUILD) $(ROOT)
 
-test-host: uml rootfs
+# The host tooling's own tests (tests/host/): on a fresh clone the Python
+# package's unit tests; the checks that need the tree, a UML or an x86
+# kernel skip, naming the target that makes it, until those are built.
+test-host:
 	@tests/host/run.sh $(LOGS)
 
 # lava-check runs the quick suite here: qemu-verify has just run the whole
@@ -383,18 +354,18 @@ test: deps arch-deps
 	@$(S)/deps.sh $(S)/packages-lava
 	@set -f; LAVA_T=quick $(S)/test-all.sh $(LOGS) $(TEST_PARTS)
 
-# Mutation testing (scripts/mutate.py, tests/mutants/): M=a,b runs those.
+# Mutation testing (scripts/mmlab/mutate.py, tests/mutants/): M=a,b runs those.
 # make test runs MUTATE_QUICK, so the harness itself stays tested.
 MUTATE_QUICK ?= 09-,22-
 mutate: series
-	@$(S)/mutate.py $(ROOT) $(KSRC) $(GITDIR) $(LOGS) $(M)
+	@$(PY)mutate $(ROOT) $(KSRC) $(GITDIR) $(LOGS) $(M)
 
 mutate-quick: series
-	@SUMMARY=mutate-quick $(S)/mutate.py $(ROOT) $(KSRC) $(GITDIR) $(LOGS) $(MUTATE_QUICK)
+	@SUMMARY=mutate-quick $(PY)mutate $(ROOT) $(KSRC) $(GITDIR) $(LOGS) $(MUTATE_QUICK)
 
 # Results beyond this machine: KCIDB, a bisect over the series, a bundle.
 kcidb: deps
-	@$(S)/kcidb.py $(ROOT) $(KSRC) $(LOGS) $(LOGS)/kcidb.json
+	@$(PY)kcidb $(ROOT) $(KSRC) $(LOGS) $(LOGS)/kcidb.json
 	@if [ -n "$(KCIDB_URL)" ]; then \
 	    [ -n "$$KCIDB_TOKEN" ] || { echo "mmlab: error: KCIDB_URL is set, KCIDB_TOKEN is not" >&2; \
 	        echo "mmlab:   fix: KCIDB_TOKEN=<your submission token> make kcidb KCIDB_URL=..." >&2; exit 2; }; \
@@ -416,11 +387,11 @@ bisect-check: series
 # (root; it installs scripts/packages-lava first). LAVA_T= a smaller suite.
 LAVA_T ?= test
 lava-job: deps x86 initramfs
-	@$(S)/lava.py job $(ROOT) $(BUILD)/lava --mode $(LAVA_T)
+	@$(PY)lava job $(ROOT) $(BUILD)/lava --mode $(LAVA_T)
 
 lava-check: deps x86 initramfs
 	@$(S)/deps.sh $(S)/packages-lava
-	@$(S)/lava.py check $(ROOT) $(KSRC) $(BUILD)/lava $(LOGS) --mode $(LAVA_T)
+	@$(PY)lava check $(ROOT) $(KSRC) $(BUILD)/lava $(LOGS) --mode $(LAVA_T)
 
 bundle: deps
 	@RUN="$(RUN)" $(S)/bundle.sh $(ROOT) $(LOGS) $(BUILD)/bundles
@@ -433,10 +404,9 @@ doctor:
 	@$(S)/doctor.sh $(KSRC)
 
 clean:
-	rm -rf $(UML_O) $(X86_O) $(UML_KASAN_O) $(X86_KASAN_O) $(X86_KCSAN_O) \
-	       $(BUILD)/x86-stock $(BUILD)/x86-off $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img \
+	rm -rf $(addprefix $(BUILD)/,$(machines)) $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img \
 	       $(BUILD)/initramfs.cpio $(BUILD)/tools $(LOGS) linux rootfs.img linux-gdb.py \
-	       $(foreach a,$(ARCHES),$(BUILD)/$(a) $(BUILD)/tests-$(a) $(BUILD)/stage-$(a) \
+	       $(foreach a,$(ARCHES),$(BUILD)/tests-$(a) $(BUILD)/stage-$(a) \
 	           $(BUILD)/initramfs-$(a).cpio $(BUILD)/busybox-$(a))
 
 distclean:

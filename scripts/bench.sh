@@ -10,7 +10,7 @@
 #   instrumented code is series-check's byte comparison).
 #   All three are booted in turn, BOOTS times each, with the same
 #   initramfs, on 4 vCPUs and 2 NUMA nodes, running tests/bench (median of
-#   5 runs per boot): scripts/bench.py reports the medians, the ratios to
+#   5 runs per boot): scripts/mmlab/bench.py reports the medians, the ratios to
 #   stock, the TLB shootdowns and the counters, and checks what the
 #   batching must show.
 # usage: bench.sh SRC GITDIR BUILD ROOT   (BOOTS=5, JOBS, KCC from make)
@@ -30,17 +30,18 @@ mkdir -p "$OUT"
 opts=$(grep -h '^+config ' "$ROOT"/patches/*.patch | awk '{print $2}' | paste -sd'|')
 grep -v -E "^(# )?CONFIG_($opts)[= ]" "$ROOT/qemu-config" > "$OUT/qemu-config.stock"
 
-build() {	# build NAME TREE O
-	"$ROOT/scripts/config.sh" "$2" "$3" x86_64 "x86_64_defconfig kvm_guest.config" \
-		"$OUT/qemu-config.stock"
-	step "building the $1 x86_64 kernel in $3" \
-		"$ROOT/scripts/kbuild.py" "x86_64 ($1)" "$2" "$3" x86_64 "$KCC" "$JOBS" bzImage
+build() {	# build MACHINE TREE: its config (machines.mk) with the stock fragment
+	local arch
+	arch=$(conf "$1" arch)
+	"$ROOT/scripts/config.sh" "$2" "$BUILD/$1" "$arch" "$(conf "$1" base)" "$OUT/qemu-config.stock"
+	step "building $1 ($(conf "$1" note)) in $BUILD/$1" env PYTHONPATH="$ROOT/scripts" \
+		/usr/bin/python3 -m mmlab.kbuild "$1" "$2" "$BUILD/$1" "$arch" "$KCC" "$JOBS" $(conf "$1" targets)
 }
 
 stock=$BUILD/check/src
 scratch_tree "$GITDIR" "$stock" "$ROOT/patches"
-build stock "$stock" "$BUILD/x86-stock"
-build "series, options off" "$SRC" "$BUILD/x86-off"
+build x86-stock "$stock"
+build x86-off "$SRC"
 make -s -C "$ROOT" x86 initramfs
 
 bloat() {	# bloat NAME FROM TO
@@ -53,7 +54,6 @@ bloat() {	# bloat NAME FROM TO
 bloat "stock -> series with its options off (the functional patches)" x86-stock x86-off
 bloat "series: options off -> on (the instrumentation)" x86-off x86
 
-python3 "$ROOT/scripts/bench.py" --stock "$BUILD/x86-stock/arch/x86/boot/bzImage" \
-	--off "$BUILD/x86-off/arch/x86/boot/bzImage" --patched "$BUILD/x86/arch/x86/boot/bzImage" \
-	--initrd "$BUILD/initramfs.cpio" --boots "$BOOTS" --out "$OUT" \
+PYTHONPATH=$ROOT/scripts /usr/bin/python3 -m mmlab.bench --stock "$(conf x86-stock kernel)" \
+	--off "$(conf x86-off kernel)" --patched "$(conf x86 kernel)" --initrd "$(conf x86 root_image)" --boots "$BOOTS" --out "$OUT" \
 	--bloat "stock_to_off=$OUT/bloat-x86-stock-x86-off.txt" --bloat "off_to_on=$OUT/bloat-x86-off-x86.txt"

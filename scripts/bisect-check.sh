@@ -25,12 +25,9 @@ rc=${PIPESTATUS[0]}
 took=$(( $(date +%s) - t0 ))
 if [ "$rc" = 0 ] && grep -q "first bad patch: $BADNAME" "$LOGS/bisect-check.log"; then
 	say "bisect-check: make bisect named $BADNAME in ${took}s"
-	echo "1 0 0 0" > "$LOGS/bisect-check.summary"
-	echo "1 passed, 0 failed, 0 skipped"
-	exit 0
+	finish "$LOGS" bisect-check 1 0 0 0
+	exit
 fi
 say "bisect-check: FAILED: make bisect exited $rc and did not name $BADNAME (${took}s)"
 [ "$rc" = 2 ] || rc=1
-echo "0 1 0 $rc" > "$LOGS/bisect-check.summary"
-echo "0 passed, 1 failed, 0 skipped"
-exit $rc
+finish "$LOGS" bisect-check 0 1 0 $rc

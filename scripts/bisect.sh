@@ -1,11 +1,13 @@
 #!/bin/bash
-# make bisect GOOD=<patch> BAD=<patch> [T=tests] [BISECT_ON=uml|x86]
+# make bisect GOOD=<patch> BAD=<patch> [T=tests] [BISECT_ON=MACHINE]
 #
 # Which patch of the series broke the tests? One commit per patch on a
 # scratch branch of build/tree.git (pristine, then each patch of the series
 # as far as BAD), then `git bisect run` between GOOD and BAD. Each step
 # builds the kernel incrementally and boots the tests T (default: kunit)
-# on UML, or on x86 in QEMU with BISECT_ON=x86; our exit codes map to git
+# on a machine of machines.mk: UML by default, BISECT_ON=x86 (arm64, ...)
+# another one that make builds by its name from this tree (its kernel in
+# build/MACHINE, with what its make_targets build); our exit codes map to git
 # bisect's: 0 good; 1 (a test failed) and 3 (kernel splat) bad; 2 (setup,
 # e.g. the build failed) and 124 (timeout) skip. It names the first bad
 # patch, then puts the tree back as it was (the series applied, quilt state
@@ -27,7 +29,15 @@ BRANCH=mmlab-bisect
 
 [ -n "$GOOD" ] && [ -n "$BAD" ] || die "GOOD= and BAD= name two patches of the series" \
 	"make bisect GOOD=0008 BAD=0016 [T=kunit,munmap] [BISECT_ON=x86]"
-case $ON in uml|x86) ;; *) die "BISECT_ON=$ON" "BISECT_ON=uml (default) or x86" ;; esac
+# The machines make builds from this tree by their name (not make bench's
+# baselines, built from a tree of their own).
+ons=$(for m in $(PYTHONPATH=$MMLAB_SCRIPTS /usr/bin/python3 -m mmlab.conf machines); do
+	[ -n "$(conf "$m" built_by)" ] || echo "$m"; done) || exit 2
+case " $ons " in
+*" $ON "*) ;;
+*) die "BISECT_ON=$ON is not a machine make builds from the tree (machines.mk)" \
+	"BISECT_ON= one of: $ons (default uml)" ;;
+esac
 mapfile -t series < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | awk '{print $1}')
 index_of() {	# index_of NAME: its position in the series (0-based)
 	local i whole=() part=()
@@ -60,8 +70,11 @@ orig_commit=$(git rev-parse HEAD)
 # The kernel's .config as the series wants it: an older state's Kconfig
 # lacks the series' options and its build drops them from .config, so each
 # step starts again from this copy (bisect-step.sh) and so does the restore.
-if [ "$ON" = uml ]; then O=$ROOT/build/uml; else O=$ROOT/build/x86; fi
+O=$ROOT/build/$ON
 [ -f "$O/.config" ] || die "no $O/.config to bisect with" "make $ON first"
+# what each step builds (the kernel, and its root unless that comes with it)
+BISECT_TARGETS=$(conf "$ON" make_targets) || exit 2
+export BISECT_TARGETS
 export BISECT_CONFIG=$GITDIR/bisect-config-$ON BISECT_SRC=$SRC
 cp "$O/.config" "$BISECT_CONFIG"
 
@@ -87,9 +100,8 @@ restore() {
 	[ -z "$edits" ] || warn "the restored tree differs from $orig: $edits"
 	cp "$BISECT_CONFIG" "$O/.config"
 	say "bisect: rebuilding the $ON kernel of the restored tree"
-	if [ "$ON" = uml ]; then target=uml; else target=x86; fi
-	env -u GIT_DIR -u GIT_WORK_TREE make -s -C "$ROOT" "$target" > /dev/null ||
-		warn "the rebuild of the restored tree failed: make $target says why"
+	env -u GIT_DIR -u GIT_WORK_TREE make -s -C "$ROOT" "$ON" > /dev/null ||
+		warn "the rebuild of the restored tree failed: make $ON says why"
 }
 trap restore EXIT
 trap 'exit 130' INT TERM

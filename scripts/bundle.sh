@@ -6,7 +6,10 @@
 # (and the vmlinux with symbols), .config, the UML rootfs image or the
 # initramfs, the series, the exact command line it booted with, its SEED if
 # it was a soak, its console log, KTAP, JSON, JUnit and the decoded log of
-# a splat, and a README with the commands that replay it.
+# a splat, and a README with the commands that replay it. The run's
+# machine (its record's "machine"; a record from before: the NAME of the
+# build/NAME/ its kernel came from) says where the image and its .config
+# are (machines.mk); the tree's package is trees.mk's.
 # usage: bundle.sh ROOT LOGDIR OUTDIR
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
@@ -18,11 +21,11 @@ if [ -z "$RUN" ]; then
 	[ -n "$runs" ] || die "no recorded run in $LOGS" "make test-uml (or any guest run) first"
 	# runs boot.py made (lava-check's has no kernel or command line of its own)
 	runs=$(for r in $runs; do
-		python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(not r.get("command"))' "$r" &&
+		/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(not r.get("command"))' "$r" &&
 			echo "$r"; done)
 	[ -n "$runs" ] || die "no run booted by boot.py in $LOGS" "make test-uml (or any guest run) first"
 	for r in $runs; do
-		if python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["rc"] == 0)' "$r"; then
+		if /usr/bin/python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["rc"] == 0)' "$r"; then
 			RUN=$(basename "$r" .run)
 			break
 		fi
@@ -31,19 +34,33 @@ if [ -z "$RUN" ]; then
 fi
 rec=$LOGS/$RUN.run
 [ -f "$rec" ] || die "no run $RUN in $LOGS" "RUN= one of: $(ls "$LOGS"/*.run | xargs -n1 basename | sed 's/\.run$//' | paste -sd' ')"
-field() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1])).get(sys.argv[2]); print("" if v is None else v)' "$rec" "$1"; }
+field() { /usr/bin/python3 -c 'import json,sys; v=json.load(open(sys.argv[1])).get(sys.argv[2]); print("" if v is None else v)' "$rec" "$1"; }
 target=$(field target) kernel=$(field kernel) cmd=$(field command) log=$(field log) rc=$(field rc)
 [ -n "$cmd" ] || die "$RUN was not booted by boot.py: no kernel or command line to bundle" \
 	"RUN= a run of make test-uml, qemu-verify, soak, ..."
 [ -f "$kernel" ] || die "the kernel of $RUN ($kernel) is gone" "rebuild it and rerun, then make bundle"
+machine=$(field machine)
+if [ -z "$machine" ]; then	# recorded before runs named their machine
+	machine=${kernel#"$ROOT"/build/}
+	machine=${machine%%/*}
+fi
+kimage=$(conf "$machine" image 2> /dev/null) ||
+	die "$RUN ran a kernel of no machine of machines.mk ($kernel)" \
+		"RUN= a run of a machine's kernel in build/NAME (make test-uml, qemu-verify-arm64, ...)"
+# The machine's O= directory: its kernel is the image there.
+o=${kernel%/"$kimage"}
+[ "$o" != "$kernel" ] || die "the kernel of $RUN ($kernel) is not $machine's $kimage" \
+	"RUN= a run of $machine's own kernel (build/$machine/$kimage)"
+[ -f "$o/.config" ] || die "no .config beside the kernel of $RUN ($o)" "make $machine, rerun, then make bundle"
+pkg=$(tree_conf package)
+series=$ROOT/$(tree_conf series)
+patches=$(dirname "$series")
 # The kernel, image and .config are what build/ holds now: built from
 # another .config or series than the run's, they would not replay it.
-if [ "$target" = uml ]; then o=$(dirname "$kernel"); else o=${kernel%/arch/x86/boot/bzImage}; fi
 want=$(field config_sha256)/$(field patchset_hash)
-have=$(sha256sum < "$o/.config" | cut -d' ' -f1)/$(python3 -c 'import sys
-sys.path.insert(0, sys.argv[1])
-from results import patchset_hash
-print(patchset_hash(sys.argv[2]))' "$ROOT/scripts" "$ROOT/patches")
+have=$(sha256sum < "$o/.config" | cut -d' ' -f1)/$(PYTHONPATH=$MMLAB_SCRIPTS /usr/bin/python3 -c 'import sys
+from mmlab.series import patchset_hash
+print(patchset_hash(sys.argv[1], sys.argv[2]))' "$patches" "$series")
 [ "$want" = / ] || [ "$want" = "$have" ] ||
 	die "$RUN ran a kernel built from another .config or series than $o has now" \
 		"rerun the failing target, then make bundle"
@@ -53,7 +70,7 @@ name=mmlab-$RUN-$stamp
 dir=$OUT/$name
 rm -rf "$dir" && mkdir -p "$dir/kernel" "$dir/logs"
 t0=$(date +%s)
-say "bundle: $RUN ($target, exit $rc) -> $OUT/$name.tar.gz"
+say "bundle: $RUN ($machine, exit $rc) -> $OUT/$name.tar.gz"
 if [ "$target" = uml ]; then
 	cp "$kernel" "$dir/kernel/linux"
 	image=$(echo "$cmd" | grep -o 'ubd0r=[^ ]*' | cut -d= -f2)
@@ -61,41 +78,48 @@ if [ "$target" = uml ]; then
 	replay=$(echo "$cmd" | sed -e "s|^[^ ]*|./kernel/linux|" -e "s|ubd0r=[^ ]*|ubd0r=rootfs.img|")
 	debug="gdb --args $replay   (the UML kernel carries its own symbols)"
 else
-	cp "$kernel" "$dir/kernel/bzImage"
+	kname=$(basename "$kimage")	# bzImage, Image, zImage
+	cp "$kernel" "$dir/kernel/$kname"
 	[ -f "$o/vmlinux" ] && cp "$o/vmlinux" "$dir/kernel/vmlinux"
 	initrd=$(echo "$cmd" | grep -o -- '-initrd [^ ]*' | cut -d' ' -f2)
 	cp "$initrd" "$dir/initramfs.cpio"
-	replay=$(echo "$cmd" | sed -e "s|-kernel [^ ]*|-kernel kernel/bzImage|" \
+	replay=$(echo "$cmd" | sed -e "s|-kernel [^ ]*|-kernel kernel/$kname|" \
 		-e "s|-initrd [^ ]*|-initrd initramfs.cpio|")
 	debug="add -s -S to the command above, then: gdb kernel/vmlinux -ex 'target remote :1234'"
 fi
 cp "$o/.config" "$dir/kernel/config"
-cp -r "$ROOT/patches" "$dir/patches"
+cp -r "$patches" "$dir/patches"
 for f in "$log" "$LOGS/$RUN".{ktap,json,junit.xml,summary,run,decoded.log}; do
 	[ -f "$f" ] && cp "$f" "$dir/logs/"
 done
 seed=$(grep -o 'seed [0-9]*' "$log" 2>/dev/null | head -1 | cut -d' ' -f2 || true)
+# what the README's replay and rebuild need: QEMU's package (the machine's
+# packages name it), kbuild's ARCH (x86_64 is the host's) and CROSS_COMPILE
+qemu_pkg=$(conf "$machine" packages | tr ' ' '\n' | grep -m1 '^qemu-system-' || true)
+qemu_pkg=${qemu_pkg:-$(conf "$machine" qemu)}
+arch=$(conf "$machine" arch) cross=$(conf "$machine" cross)
+make_args=$( [ "$arch" = x86_64 ] || echo "ARCH=$arch" )${cross:+ CROSS_COMPILE=$cross}
 echo "$cmd" > "$dir/command-line"
 [ -n "$seed" ] && echo "$seed" > "$dir/SEED"
 cat > "$dir/README" <<EOF
 mmlab bundle: run $RUN of $(date -u -d @"$t0" +%Y-%m-%dT%H:%MZ), exit $rc
 (0 pass, 1 test failure, 2 setup, 3 kernel splat, 124 timeout)
-$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("what happened: " + r["why"]) if r.get("why") else None' "$rec")
+$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("what happened: " + r["why"]) if r.get("why") else None' "$rec")
 
-Kernel: Linux $(sed -n 's/^# Linux\/[^ ]* \([^ ]*\) Kernel Configuration$/\1/p' "$dir/kernel/config") ($target),
-the Debian linux-source-6.1 tree with patches/series applied; its
+Kernel: Linux $(sed -n 's/^# Linux\/[^ ]* \([^ ]*\) Kernel Configuration$/\1/p' "$dir/kernel/config") ($target, machine $machine),
+the Debian $pkg tree with patches/series applied; its
 .config is kernel/config.
 ${seed:+Soak seed: $seed (SEED; make soak SEED=$seed replays the fuzzing in a checkout).}
 
-Replay (from this directory; needs $( [ "$target" = uml ] && echo "nothing but this x86_64 host" || echo "qemu-system-x86"))
+Replay (from this directory; needs $( [ "$target" = uml ] && echo "nothing but this x86_64 host" || echo "$qemu_pkg"))
   $replay
 
 The exact command line of the run: command-line. Its console log and
 results: logs/ (the .ktap, the kunit.py .json, JUnit, and for a splat
 the decoded log made with the tree's scripts/decode_stacktrace.sh).
 Debug: $debug
-Rebuild the kernel: unpack linux-source-6.1, quilt push -a the patches/,
-cp kernel/config .config, make olddefconfig $( [ "$target" = uml ] && echo "ARCH=um" ).
+Rebuild the kernel: unpack $pkg, quilt push -a the patches/,
+cp kernel/config .config, make olddefconfig $make_args.
 EOF
 tar -C "$OUT" -czf "$OUT/$name.tar.gz" "$name"
 rm -rf "$dir"

@@ -1,39 +1,58 @@
 #!/bin/bash
-# Debian's busybox-static for another architecture, through apt's multiarch
-# (the package is not Multi-Arch: installing it would replace the host's, so
-# it is downloaded and unpacked instead).
-# Debian 12 builds no binary packages for sh4 (a ports architecture), and
-# its sh4 C library cannot be used: the compiler bug that
-# scripts/sh-treg-combine-off.cc works around is in its libc.a too
-# (__libc_start_main spins on a branch to itself). There the C library is
-# musl and the busybox is Debian 12's own, both from their source packages,
-# fetched by apt into a private state under OUTDIR (the system's sources are
-# left alone) and cross-compiled with CROSS_CFLAGS: OUTDIR/musl has musl's
-# libc.a, its headers with the kernel's UAPI ones, and musl-gcc.specs, which
-# the sh4 tests are linked with.
-# usage: [CROSS_CFLAGS=...] cross-busybox.sh DEBARCH OUTDIR  -> OUTDIR/busybox
+# A static busybox for MACHINE, a machine of machines.mk with a root of its
+# own; its row gives DEB (deb), CROSS_PREFIX (cross), LIBC (libc), PLUGIN.
+# LIBC glibc: Debian's busybox-static for the machine's
+# Debian architecture DEB, through apt's multiarch (the package is not
+# Multi-Arch: installing it would replace the host's, so it is downloaded
+# and unpacked instead).
+# LIBC musl: the C library is musl and the busybox is Debian's own, both
+# from their source packages, fetched by apt into a private state under
+# OUTDIR (the system's sources are left alone) and cross-compiled with
+# CROSS_PREFIX and CROSS_CFLAGS: OUTDIR/musl has musl's libc.a, its headers
+# with the kernel's UAPI ones (linux-libc-dev-DEB-cross), and
+# musl-gcc.specs, which the machine's tests are linked with. That is sh4's
+# way today: Debian 12 builds no binary packages for sh4 (a ports
+# architecture), and its sh4 C library cannot be used: the compiler bug
+# that scripts/sh-treg-combine-off.cc works around is in its libc.a too
+# (__libc_start_main spins on a branch to itself).
+# A musl machine whose row names a GCC plugin (plugin) must have it in
+# CROSS_CFLAGS: its musl and busybox are compiled with it.
+# usage: [CROSS_CFLAGS=...] cross-busybox.sh MACHINE OUTDIR  -> OUTDIR/busybox
+#   e.g. cross-busybox.sh arm64 build/busybox-arm64
 # OUTDIR/busybox.cflags keeps CROSS_CFLAGS and a checksum of each -fplugin=
 # they name: a busybox (and musl) built with others is built again, and
 # OUTDIR/busybox is left alone (its time too) when nothing changed.
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
-ARCH=$1 OUT=$(realpath -m "$2") CFLAGS=${CROSS_CFLAGS:-}
+[ $# = 2 ] || die "usage: [CROSS_CFLAGS=...] cross-busybox.sh MACHINE OUTDIR" \
+	"make MACHINE runs it (MACHINE: a machine of machines.mk with a root of its own)"
+MACHINE=$1 OUT=$(realpath -m "$2") CFLAGS=${CROSS_CFLAGS:-}
+ARCH=$(conf "$MACHINE" deb) CROSS=$(conf "$MACHINE" cross) LIBC=$(conf "$MACHINE" libc) &&
+	PLUGIN=$(conf "$MACHINE" plugin) || exit 2
+case $LIBC in
+glibc|musl) ;;
+*) die "$MACHINE.libc = $LIBC: cross-busybox.sh knows glibc (Debian's busybox-static) and musl (from source)" \
+	"libc = glibc or musl in the machine's row of machines.mk" ;;
+esac
 key=$CFLAGS
 for f in $CFLAGS; do
 	case $f in
-	-fplugin=*) [ -f "${f#-fplugin=}" ] || die "no GCC plugin ${f#-fplugin=}" "make $ARCH builds it"
+	-fplugin=*) [ -f "${f#-fplugin=}" ] || die "no GCC plugin ${f#-fplugin=}" "make $MACHINE builds it"
 		key="$key $(sha256sum < "${f#-fplugin=}" | cut -c1-16)" ;;
 	esac
 done
-if [ "$ARCH" = sh4 ]; then
-	case $CFLAGS in
-	*-fplugin=*) ;;
-	*) die "sh4's musl and busybox need the plugin of scripts/sh-treg-combine-off.cc in CROSS_CFLAGS" \
-		"make sh4 (it passes it)" ;;
+if [ -n "$PLUGIN" ] && [ "$LIBC" = musl ]; then
+	case " $CFLAGS" in
+	*" -fplugin="*/"$PLUGIN.so"*) ;;
+	*) die "$MACHINE's musl and busybox need the plugin of scripts/$PLUGIN.cc in CROSS_CFLAGS" \
+		"make $MACHINE (it passes it)" ;;
 	esac
 fi
+# Built with these flags: musl's files are there for musl, and absent for
+# glibc (a machine whose libc changed is built again).
 [ -x "$OUT/busybox" ] && [ "$(cat "$OUT/busybox.cflags" 2> /dev/null)" = "$key" ] &&
-	{ [ "$ARCH" != sh4 ] || [ -f "$OUT/musl/lib/musl-gcc.specs" ]; } && exit 0
+	if [ "$LIBC" = musl ]; then [ -f "$OUT/musl/lib/musl-gcc.specs" ]; else [ ! -e "$OUT/musl" ]; fi &&
+	exit 0
 
 # apt_source PKG DIR: Debian's source package PKG, unpacked (its patches
 # applied) into $apt/src/DIR
@@ -94,9 +113,10 @@ from_source() {
 	say "musl and busybox for $ARCH: $(file -b "$OUT/busybox" | cut -d, -f1-2), built in $((SECONDS - t0)) s"
 }
 
-case $ARCH in
-sh4)	from_source sh4-linux-gnu-; exit 0 ;;
-esac
+if [ "$LIBC" = musl ]; then
+	from_source "$CROSS"
+	exit 0
+fi
 if ! dpkg --print-foreign-architectures | grep -qx "$ARCH"; then
 	[ "$(id -u)" = 0 ] || die "dpkg does not know the $ARCH architecture" \
 		"sudo dpkg --add-architecture $ARCH && sudo apt-get update"
@@ -112,6 +132,8 @@ trap 'rm -rf "$tmp"' EXIT
 	die "apt-get download busybox-static:$ARCH failed" "apt-get update, then make again"
 dpkg-deb -x "$tmp"/busybox-static_*.deb "$tmp/x"
 mkdir -p "$OUT"
+rm -rf "$OUT/musl" "$OUT/apt"	# a musl build's, when the machine's libc was musl
 cp "$tmp/x/bin/busybox" "$OUT/busybox.tmp"
 mv "$OUT/busybox.tmp" "$OUT/busybox"
+printf '%s\n' "$key" > "$OUT/busybox.cflags"
 say "busybox for $ARCH: $(file -b "$OUT/busybox" | cut -d, -f1-2)"

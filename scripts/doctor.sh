@@ -1,5 +1,6 @@
 #!/bin/bash
 # One line per check of this machine, OK or FAIL with the fix. Exit 2 if any failed.
+# The kernel tree checked for is trees.mk's (MMLAB_TREE names it, default the first).
 # usage: doctor.sh KSRC
 . "$(dirname "$0")/lib.sh"
 KSRC=$1
@@ -8,7 +9,12 @@ ok()   { printf 'OK    %s\n' "$1"; }
 bad()  { printf 'FAIL  %s\n      fix: %s\n' "$1" "$2"; fails=$((fails + 1)); }
 info() { printf 'INFO  %s\n' "$1"; }
 
-pk=$(missing_packages)
+# the tree's package, its tarball and VERSION.PATCHLEVEL (trees.mk)
+{ pkg=$(tree_conf package) && tb=$(tree_conf tarball) && ver=$(tree_conf version); } ||
+	die "no kernel tree to check for (trees.mk, MMLAB_TREE=${MMLAB_TREE:-})" \
+		"MMLAB_TREE= a tree of trees.mk, or unset"
+
+pk=$(missing_packages "$MMLAB_SCRIPTS/packages" "$pkg")
 [ -n "$pk" ] && pk=" $pk"
 if [ -z "$pk" ]; then ok "packages: all installed"
 else
@@ -16,12 +22,11 @@ else
 	bad "packages missing:$pk" "make deps, or: ${sudo}apt-get install -y --no-install-recommends$pk"
 fi
 
-tb=/usr/src/linux-source-6.1.tar.xz
 if [ -f "$KSRC/Makefile" ]; then
 	v=$(sed -n -e 's/^VERSION = //p' -e 's/^PATCHLEVEL = //p' -e 's/^SUBLEVEL = //p' "$KSRC/Makefile" | paste -sd.)
-	case $v in 6.1.*) ok "kernel tree $KSRC is $v" ;;
-	*) bad "kernel tree $KSRC is $v, not 6.1" "unset KSRC to use Debian's linux-source-6.1" ;; esac
-elif [ -f $tb ]; then ok "linux-source: $tb present (make tree unpacks it)"
+	case $v in "$ver".*) ok "kernel tree $KSRC is $v" ;;
+	*) bad "kernel tree $KSRC is $v, not $ver" "unset KSRC to use Debian's $pkg" ;; esac
+elif [ -f "$tb" ]; then ok "linux-source: $tb present (make tree unpacks it)"
 else bad "linux-source: $tb missing" "make deps"; fi
 
 # UML maps its physical memory from a file in $TMPDIR (or /dev/shm): it must allow exec.

@@ -13,6 +13,14 @@ die() {
 	[ -n "${2:-}" ] && printf 'mmlab:   fix: %s\n' "$2" >&2
 	exit 2
 }
+# finish LOGDIR NAME PASSED FAILED SKIPPED RC: LOGDIR/NAME.summary (what
+# test-all.sh adds up) and the summary line, as scripts/mmlab/outcome.py's
+# finish(); returns RC
+finish() {
+	echo "$3 $4 $5 $6" > "$1/$2.summary"
+	echo "$3 passed, $4 failed, $5 skipped"
+	return "$6"
+}
 elapsed() { echo "$(( $(date +%s) - MMLAB_T0 ))s"; }
 # step NAME CMD...: run a long step with progress and elapsed time
 step() {
@@ -23,12 +31,38 @@ step() {
 	"$@" || return
 	say "$name done in $(( $(date +%s) - t0 ))s"
 }
-# missing_packages [LIST]: the packages of LIST (default scripts/packages)
-# that are not installed, space-separated (one dpkg-query for all: this
-# runs before every build).
+# conf NAME FIELD: one field of machine NAME (machines.mk) or kernel tree
+# NAME (trees.mk), as scripts/mmlab/conf.py reads it (a `from` block filling
+# what a block leaves out; lists space-separated); no such machine, tree or
+# field: its error on stderr, exit 2.
+MMLAB_SCRIPTS=$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+conf() {
+	PYTHONPATH=$MMLAB_SCRIPTS /usr/bin/python3 -m mmlab.conf get "$1" "$2"
+}
+# tree_conf FIELD: one field of the kernel tree in use (trees.mk): the one
+# MMLAB_TREE names (the Makefile exports it), else the first; a tree that
+# is not in trees.mk: its error on stderr, exit 2.
+tree_conf() {
+	PYTHONPATH=$MMLAB_SCRIPTS /usr/bin/python3 -m mmlab.conf tree "$1"
+}
+# missing_packages [LIST|PACKAGE]...: of the packages named and those each
+# LIST file holds (a path, with a /: names on lines not starting with #),
+# the ones not installed, space-separated, in order, each once (one
+# dpkg-query for all: this runs before every build). No argument: the list
+# scripts/packages. A LIST that is not there: exit 2, the error on stderr.
 missing_packages() {
-	local want have p out=
-	want=$(grep -v '^#' "${1:-$(dirname "${BASH_SOURCE[0]}")/packages}")
+	local want='' have p out='' a
+	[ $# -gt 0 ] || set -- "$MMLAB_SCRIPTS/packages"
+	for a in "$@"; do
+		case $a in
+		*/*) [ -f "$a" ] || die "no package list $a" "name a list file that exists, or packages"
+			want="$want $(grep -v '^#' "$a")" ;;
+		*) want="$want $a" ;;
+		esac
+	done
+	# shellcheck disable=SC2086
+	want=$(printf '%s\n' $want | awk 'NF && !seen[$0]++')
+	[ -n "$want" ] || { echo; return 0; }
 	# shellcheck disable=SC2086
 	have=" $(dpkg-query -W -f='${Package} ${binary:Package} ${Status}\n' $want 2>/dev/null |
 		awk '$NF == "installed" && $(NF-1) == "ok" { printf "%s %s ", $1, $2 }')"

@@ -7,8 +7,9 @@
 # Another architecture's guest (make qemu-verify-ARCH): CROSS_BUSYBOX=its
 # busybox, KSFTDIR and IMAGE "none" (the stage is packed as an initramfs);
 # the soak's programs, the host's, stay out.
-# SERIES_FUNCTIONS: the functions the series changes (series-functions.py),
+# SERIES_FUNCTIONS: the functions the series changes (mmlab/series_functions.py),
 # the guest's /etc/mmlab/series-functions for its KCSAN triage.
+# tests/manifest becomes the guest's /etc/mmlab/manifest (mmlab-test's).
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
 STAGE=$1 IMAGE=$2 KSFT=$3
@@ -27,8 +28,11 @@ cp -a "$ROOT/rootfs/." "$STAGE/"
 ln -s sbin/init "$STAGE/init"	# the initramfs (QEMU) starts /init
 cp "${CROSS_BUSYBOX:-$BUSYBOX}" "$STAGE/bin/busybox"
 [ -f "${SERIES_FUNCTIONS:-}" ] || die "SERIES_FUNCTIONS='${SERIES_FUNCTIONS:-}' is not a file" \
-	"make rootfs (it makes build/series-functions with scripts/series-functions.py)"
+	"make rootfs (it makes build/series-functions with scripts/mmlab/series_functions.py)"
 cp "$SERIES_FUNCTIONS" "$STAGE/etc/mmlab/series-functions"
+# The tests' metadata (their set, memory, timeout), which the runner reads
+# beside rootfs/etc/mmlab's splat patterns; it lives beside the tests.
+cp "$ROOT/tests/manifest" "$STAGE/etc/mmlab/manifest"
 for applet in $($BUSYBOX --list-full); do
 	[ -e "$STAGE/$applet" ] || ln -s /bin/busybox "$STAGE/$applet"
 done

@@ -198,14 +198,17 @@ quilt pop -q "$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | awk '{pr
 	grep -B1 -xF "$zero_from" | head -1)" > "$CHECK/push.log" 2>&1 ||
 	{ cat "$CHECK/push.log"; die "cannot pop back to before $zero_from"; }
 ok_before=1
-zbuild "before-$zero_from" um defconfig "$off" && dump_objects "$CHECK/zc-um" "$CHECK/dump-um-before" || ok_before=0
-zbuild "before-$zero_from" x86_64 "x86_64_defconfig kvm_guest.config" "$x86_off" &&
-	dump_objects "$CHECK/zc-x86_64" "$CHECK/dump-x86_64-before" || ok_before=0
+# the uml and x86 machines' arch and base config (machines.mk), the
+# series' options off
+uml_arch=$(conf uml arch) uml_base=$(conf uml base) x86_arch=$(conf x86 arch) x86_base=$(conf x86 base)
+zbuild "before-$zero_from" "$uml_arch" "$uml_base" "$off" && dump_objects "$CHECK/zc-$uml_arch" "$CHECK/dump-um-before" || ok_before=0
+zbuild "before-$zero_from" "$x86_arch" "$x86_base" "$x86_off" &&
+	dump_objects "$CHECK/zc-$x86_arch" "$CHECK/dump-x86_64-before" || ok_before=0
 quilt push -a -q > "$CHECK/push.log" 2>&1 || { cat "$CHECK/push.log"; die "the series does not apply"; }
 if [ $ok_before = 1 ] &&
-   zbuild all-options-off um defconfig "$off" && dump_objects "$CHECK/zc-um" "$CHECK/dump-um-after" &&
-   zbuild all-options-off x86_64 "x86_64_defconfig kvm_guest.config" "$x86_off" &&
-   dump_objects "$CHECK/zc-x86_64" "$CHECK/dump-x86_64-after"; then
+   zbuild all-options-off "$uml_arch" "$uml_base" "$off" && dump_objects "$CHECK/zc-$uml_arch" "$CHECK/dump-um-after" &&
+   zbuild all-options-off "$x86_arch" "$x86_base" "$x86_off" &&
+   dump_objects "$CHECK/zc-$x86_arch" "$CHECK/dump-x86_64-after"; then
 	compare "UML" "$CHECK/dump-um-before" "$CHECK/dump-um-after" || fails=$((fails + 1))
 	compare "x86_64 (THP)" "$CHECK/dump-x86_64-before" "$CHECK/dump-x86_64-after" || fails=$((fails + 1))
 else

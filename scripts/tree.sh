@@ -1,12 +1,16 @@
 #!/bin/bash
-# Unpack Debian's linux-source-6.1 into build/src once (or check KSRC), check
-# that it is 6.1.x, and record its pristine state in a git repository kept
-# outside the tree (build/tree.git), so local edits can be found later.
+# Unpack the kernel tree's Debian package (trees.mk's row: the tree
+# MMLAB_TREE names, default the first; linux-source-6.1 today) into
+# build/src once (or check KSRC), check that it is that VERSION.PATCHLEVEL
+# (6.1.x), and record its pristine state in a git repository kept outside
+# the tree (build/tree.git), so local edits can be found later.
 # usage: tree.sh SRC GITDIR
 . "$(dirname "$0")/lib.sh"
 set -eu
 SRC=$1 GITDIR=$2
-TARBALL=/usr/src/linux-source-6.1.tar.xz
+TARBALL=$(tree_conf tarball)
+PKG=$(tree_conf package)
+VER=$(tree_conf version)
 export GIT_DIR=$GITDIR GIT_WORK_TREE=$SRC
 
 version() {
@@ -16,19 +20,19 @@ version() {
 
 if [ ! -f "$SRC/Makefile" ]; then
 	[ -n "${KSRC_IS_USER:-}" ] && die "KSRC=$SRC is not a kernel tree (no Makefile)" \
-		"point KSRC at an unpacked Linux 6.1 source tree"
-	[ -f $TARBALL ] || die "$TARBALL is missing" "make deps (apt-get install linux-source-6.1)"
+		"point KSRC at an unpacked Linux $VER source tree"
+	[ -f "$TARBALL" ] || die "$TARBALL is missing" "make deps (apt-get install $PKG)"
 	tmp=$SRC.unpacking
 	rm -rf "$tmp" && mkdir -p "$tmp"
-	step "unpacking $TARBALL" tar -C "$tmp" -xJf $TARBALL
+	step "unpacking $TARBALL" tar -C "$tmp" -xJf "$TARBALL"
 	top=$(ls "$tmp")
 	mv "$tmp/$top" "$SRC" && rmdir "$tmp"
 fi
 
 v=$(version "$SRC")
 case $v in
-6.1.*) ;;
-*) die "$SRC is Linux $v, not 6.1.x" "use Debian's linux-source-6.1 (unset KSRC) or a 6.1 tree" ;;
+"$VER".*) ;;
+*) die "$SRC is Linux $v, not $VER.x" "use Debian's $PKG (unset KSRC) or a $VER tree" ;;
 esac
 
 if [ ! -d "$GITDIR" ]; then

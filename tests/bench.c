@@ -14,7 +14,7 @@
  *
  * Without arguments it is a test like the others: one run of each, data
  * checked, TAP. "bench -r N" (make bench) prints one JSON line per
- * workload with the median of N runs, for scripts/bench.py.
+ * workload with the median of N runs, for scripts/mmlab/bench.py.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -1,7 +1,11 @@
 #!/bin/bash
-# Host checks of mmlab's own tooling on bad input: each must fail the way
-# the README promises (exit code and message). Prints TAP, writes
-# LOGDIR/test-host.summary ("passed failed skipped rc").
+# Host checks of mmlab's own tooling: the Python package's unit tests on
+# recorded logs and golden data (tests/host/test_*.py), then the tools on
+# bad input, each failing the way the docs promise (exit code and
+# message), then the guests' exit codes and the README's commands. What
+# needs the tree or a kernel is skipped, saying which make target gives
+# it, until they are built: on a fresh clone the unit tests run alone.
+# Prints TAP, writes LOGDIR/test-host.summary ("passed failed skipped rc").
 # usage: tests/host/run.sh LOGDIR   (run by make test-host)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -9,10 +13,14 @@ LOGS=$1
 KSRC=${KSRC:-$ROOT/build/src}
 GITDIR=${GITDIR:-$ROOT/build/tree.git}
 S=$ROOT/scripts
+. "$S/lib.sh"
+export PYTHONPATH=$S
+# Debian's Python: its packages (python3-yaml, -junit.xml, ...) are the ones make deps installs
+PYTHON=/usr/bin/python3
 mkdir -p "$LOGS"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mmlab-host.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-n=0 pass=0 fail=0
+n=0 pass=0 fail=0 skip=0
 
 # check NAME WANT_RC PATTERN CMD...: CMD must exit WANT_RC and print PATTERN.
 check() {
@@ -40,7 +48,32 @@ ok_if() {
 	else echo "not ok $n $name"; fail=$((fail + 1)); fi
 }
 
+# skip_all WHY NAME...: each check NAME skipped, saying why
+skip_all() {
+	local why=$1 t
+	shift
+	for t in "$@"; do
+		n=$((n + 1)) skip=$((skip + 1))
+		echo "ok $n $t # SKIP $why"
+	done
+}
+
 echo "TAP version 13"
+
+# --- the host Python: each module's unit tests -------------------------------
+# (a module's skipped cases are named in its line: "N of M skipped: why")
+for t in "$ROOT"/tests/host/test_*.py; do
+	u=$(cd "$ROOT" && env KSRC="$KSRC" $PYTHON -B -m unittest -v "$t" 2>&1)
+	printf '%s\n' "$u" > "$TMP/unit"
+	why=$(grep -o "skipped '.*'" "$TMP/unit" | sort | uniq -c | sed "s/^ *\([0-9]*\) skipped '\(.*\)'/\1 skipped: \2/" | paste -sd';')
+	ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\}.*/\1/p' "$TMP/unit")
+	check "unit tests: $(basename "$t" .py), ${ran:-0} tests${why:+ ($why)}" 0 '^OK' cat "$TMP/unit"
+done
+
+have_tree=0 have_uml=0
+[ -f "$KSRC/Makefile" ] && GIT_DIR=$GITDIR git rev-parse -q --verify pristine > /dev/null 2>&1 && have_tree=1
+[ -x "$ROOT/build/uml/linux" ] && [ -f "$ROOT/build/rootfs.img" ] && have_uml=1
+if [ $have_tree = 1 ]; then
 
 # --- a series with a broken patch, on a small copy of the tree -------------
 mini=$TMP/src
@@ -105,35 +138,39 @@ check "config option an arch's fragment says it lacks: dropped, the rest checked
 	"$S/config.sh" "$KSRC" "$TMP/o" um defconfig "$TMP/bad-config" "$TMP/um-drops"
 ok_if "with CONFIG_NUMA dropped, CONFIG_DEBUG_VM=y is still set" grep -qx CONFIG_DEBUG_VM=y "$TMP/o/.config"
 
-# --- the results side on recorded console logs (tests/host/logs/) -------------
-check "results.py and kcidb.py on recorded logs: pass, failure, KUnit panic, x86 oops, timeout, cut KTAP" \
-	0 '^OK' env KSRC="$KSRC" /usr/bin/python3 -B "$ROOT/tests/host/test_results.py"
+else
+	skip_all "no kernel tree yet (make tree)" "broken patch: exit 2" "broken patch: hunk shown" \
+		"broken patch: tree left pristine" "good series applies" "series changed over local edits" \
+		"the local edit is still there" "series-refresh" "the top patch carries the edit" \
+		"the series applies again" "config option that cannot be set" "config option dropped" \
+		"CONFIG_DEBUG_VM still set"
+fi
 
 # --- a guest that panics / hangs ---------------------------------------------
-BOOT=("$S/boot.py" uml --kernel "$ROOT/build/uml/linux" --rootfs "$ROOT/build/rootfs.img"
-	--ksrc "$KSRC" --logdir "$TMP/logs" --append "mmlab.hosttest=$$")
+if [ $have_uml = 1 ]; then
+BOOT=($PYTHON -m mmlab.boot uml --ksrc "$KSRC" --logdir "$TMP/logs" --append "mmlab.hosttest=$$")
 check "guest panic: exit 3" 3 'kernel splat' "${BOOT[@]}" --mode panic --timeout 60
 t0=$(date +%s)
 check "guest hang: exit 124" 124 'timed out after 8s' "${BOOT[@]}" --mode hang --timeout 8
 ok_if "guest hang: stopped within the timeout (+5s)" [ $(( $(date +%s) - t0 )) -le 13 ]
 ok_if "no UML process left behind" bash -c "! pgrep -f 'mmlab[.]hosttest=$$' > /dev/null"
+else
+	skip_all "no UML kernel and rootfs yet (make uml rootfs)" "guest panic: exit 3" \
+		"guest hang: exit 124" "guest hang: stopped in time" "no UML process left behind"
+fi
 
 # --- the same exit codes from QEMU (TCG forced: no KVM probe needed) ---------
-skip=0
 bz=$ROOT/build/x86/arch/x86/boot/bzImage
 if [ -f "$bz" ] && [ -f "$ROOT/build/initramfs.cpio" ]; then
-	QBOOT=("$S/boot.py" qemu --kernel "$bz" --initrd "$ROOT/build/initramfs.cpio"
-		--ksrc "$KSRC" --logdir "$TMP/logs" --append "mmlab.hosttest=$$")
+	QBOOT=($PYTHON -m mmlab.boot x86 --ksrc "$KSRC" --logdir "$TMP/logs" --append "mmlab.hosttest=$$")
 	QEMU_ACCEL=tcg check "qemu guest panic: exit 3" 3 'kernel splat' "${QBOOT[@]}" --mode panic --timeout 180
 	t0=$(date +%s)
 	QEMU_ACCEL=tcg check "qemu guest hang: exit 124" 124 'timed out after 20s' "${QBOOT[@]}" --mode hang --timeout 20
 	ok_if "qemu guest hang: stopped within the timeout (+5s)" [ $(( $(date +%s) - t0 )) -le 25 ]
 	ok_if "no QEMU process left behind" bash -c "! pgrep -f 'mmlab[.]hosttest=$$' > /dev/null"
 else
-	for t in "qemu guest panic: exit 3" "qemu guest hang: exit 124" "qemu hang timing" "no QEMU left"; do
-		n=$((n + 1)) skip=$((skip + 1))
-		echo "ok $n $t # SKIP no x86 kernel yet (make x86 initramfs)"
-	done
+	skip_all "no x86 kernel yet (make x86 initramfs)" "qemu guest panic: exit 3" \
+		"qemu guest hang: exit 124" "qemu hang timing" "no QEMU left"
 fi
 
 # --- one make at a time per checkout ---------------------------------------
@@ -193,9 +230,10 @@ sleep 1
 ok_if "test-all.sh stopped: its background make is gone too" bash -c "! pgrep -f '^sleep 37$' > /dev/null"
 pkill -f '^sleep 37$'
 
+if [ $have_uml = 1 ]; then
 # --- a kernel build reports progress -----------------------------------------
 check "make uml prints progress lines with steps and elapsed time" 0 \
-	'^mmlab: UML: [0-9]+ steps of ~[0-9]+ in a full build \([0-9]+%\), [0-9]+s$' \
+	'^mmlab: uml: [0-9]+ steps of ~[0-9]+ in a full build \([0-9]+%\), [0-9]+s$' \
 	env PROGRESS_S=1 make -s -C "$ROOT" uml
 
 # --- the README's opening commands, exactly as written -----------------------
@@ -218,10 +256,9 @@ ok_if "./linux ubd0=rootfs.img: no test failed, the KTAP is complete" bash -c "
 sed -n '/^mmlab: ktap begin$/,/^mmlab: ktap end$/p' "$LOGS/plain-boot.log" | sed '1d;$d' \
 	> "$TMP/plain.ktap"
 # The host's own count (boot.py's, over kunit.py parse), not a second copy.
-hsum=$(python3 -B -c '
+hsum=$($PYTHON -B -c '
 import sys
-sys.path.insert(0, sys.argv[1])
-from results import parse_ktap
+from mmlab.results import parse_ktap
 print("%d passed, %d failed, %d skipped" % parse_ktap(*sys.argv[2:]))' \
 	"$S" "$KSRC" "$TMP/plain.ktap" "$TMP/plain.json" 2> /dev/null | tail -1)
 ok_if "./linux ubd0=rootfs.img: the guest's summary matches kunit.py's ($hsum)" \
@@ -288,10 +325,16 @@ ok_if "gdb batch: lx-mmu-gather shows the 600 pages in 8 + 510 + 82" bash -c "
 	grep -q 'batch 2 (page) 0x[0-9a-f]*: nr 82/510 <- active' '$gdblog' &&
 	grep -q 'first page 0x[0-9a-f]*: pfn $pfn ' '$gdblog'"
 [ $fail = 0 ] || sed 's/^/# /' "$gdblog" | grep -A12 '^# ===' | head -40
+else
+	skip_all "no UML kernel and rootfs yet (make uml rootfs)" "make uml prints progress" \
+		"./linux ubd0=rootfs.img: exit 0" "./linux ubd0=rootfs.img: no test failed" \
+		"./linux ubd0=rootfs.img: summary matches kunit.py's" "./linux ubd0=rootfs.img: memory skips" \
+		"mmlab.mode=shell: the shell answers" "mmlab.mode=shell: poweroff -f" \
+		"gdb ./linux auto-loads the lx-* helpers" "gdb batch: the munmap workload ran" \
+		"gdb batch: lx-pgwalk" "gdb batch: lx-anon-vma" "gdb batch: lx-mmu-gather"
+fi
 
 echo "1..$n"
-echo "$pass passed, $fail failed, $skip skipped"
 rc=0
 [ $fail = 0 ] || rc=1
-echo "$pass $fail $skip $rc" > "$LOGS/test-host.summary"
-exit $rc
+finish "$LOGS" test-host $pass $fail $skip $rc

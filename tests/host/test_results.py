@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scripts/results.py and scripts/kcidb.py on recorded console logs
+"""mmlab.results and mmlab.kcidb on recorded console logs
 (tests/host/logs/), the way tools/testing/kunit tests its parser on
 test_data/: a pass, a failure, a UML panic in KUnit, an x86 oops in a guest
 test, a timeout and a KTAP document cut short.
@@ -21,12 +21,15 @@ import junitparser
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, 'scripts'))
-import bench  # noqa: E402
-import kcidb  # noqa: E402
-import results  # noqa: E402
+from mmlab import bench  # noqa: E402
+from mmlab import kcidb  # noqa: E402
+from mmlab import results  # noqa: E402
 
 KSRC = os.environ.get('KSRC', os.path.join(ROOT, 'build/src'))
 LOGS = os.path.join(HERE, 'logs')
+# results.summarize() parses with the tree's own kunit.py
+NEEDS_TREE = unittest.skipUnless(os.path.exists(os.path.join(KSRC, 'tools/testing/kunit/kunit.py')),
+                                 'needs the tree\'s kunit.py (make tree)')
 
 
 def lines_of(name):
@@ -43,6 +46,7 @@ def guest_counts(lines):
     return None
 
 
+@NEEDS_TREE
 class Results(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -206,7 +210,7 @@ class Results(unittest.TestCase):
 
 class KcsanTriage(unittest.TestCase):
     """rootfs/bin/mmlab-kcsan under busybox (the guest's sh and awk), and
-    the function list it reads (scripts/series-functions.py)."""
+    the function list it reads (mmlab.series_functions)."""
     KNOWN = 'data-race in generic_update_time / inode_needs_update_time'
 
     def triage(self, log, funcs='try_to_unmap_one\nmigrate_pages_batch\n'):
@@ -274,13 +278,14 @@ class KcsanTriage(unittest.TestCase):
     def test_series_functions_of_the_tree(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, 'f')
-            cmd = [os.path.join(ROOT, 'scripts/series-functions.py'), KSRC,
+            cmd = ['python3', '-m', 'mmlab.series_functions', KSRC,
                    os.path.join(ROOT, 'build/tree.git'), out]
-            subprocess.run(cmd, check=True, capture_output=True)
+            env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, 'scripts'))
+            subprocess.run(cmd, check=True, capture_output=True, env=env)
             with open(out) as f:
                 names = f.read().splitlines()
             mtime = os.stat(out).st_mtime_ns
-            r = subprocess.run(cmd, check=True, capture_output=True, text=True)
+            r = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
             self.assertEqual((os.stat(out).st_mtime_ns, r.stdout), (mtime, ''))   # unchanged tree
         self.assertTrue(names[0].startswith('# diff '))
         # changed bodies; a changed inline's callers (zap_pte_range calls
@@ -292,6 +297,7 @@ class KcsanTriage(unittest.TestCase):
             self.assertNotIn(name, names)
 
 
+@NEEDS_TREE
 class Kcidb(unittest.TestCase):
     BUILD = 'mmlab:v6.1.192-0123456789abcdef:um-patched-0123456789ab'
 
@@ -382,7 +388,7 @@ class Kcidb(unittest.TestCase):
 
 
 class BenchVerdicts(unittest.TestCase):
-    """scripts/bench.py: the medians and ratios of three kernels' boots,
+    """mmlab.bench: the medians and ratios of three kernels' boots,
     and what make bench requires of the batching."""
 
     @staticmethod

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """One kernel build into its own O= directory, with progress.
 
 kbuild's own short lines ("  CC      mm/mmu_gather.o") are counted, not
@@ -8,7 +7,7 @@ elapsed time. Everything else kbuild prints (warnings, errors) passes
 through, minus three known-harmless host-linker notes. V=1 in the
 environment prints every line.
 
-usage: kbuild.py NAME KSRC O ARCH CC JOBS TARGET...
+usage: python3 -m mmlab.kbuild NAME KSRC O ARCH CC JOBS TARGET...
 Exit: 0 built, 2 the build failed (the kernel's own messages say why).
 """
 import os
@@ -17,6 +16,8 @@ import select
 import subprocess
 import sys
 import time
+
+from .outcome import SETUP, die
 
 NOISE = ('missing .note.GNU-stack', 'NOTE: This behaviour is deprecated',
          'has a LOAD segment with RWX')
@@ -35,8 +36,7 @@ QUIET_CMD = ('cmd=@$(if $(cmd_$(1)),set -e; $(echo-cmd) $($(quiet)redirect) '
 
 def main():
     if len(sys.argv) < 8:
-        print('usage: kbuild.py NAME KSRC O ARCH CC JOBS TARGET...', file=sys.stderr)
-        sys.exit(2)
+        die('usage: python3 -m mmlab.kbuild NAME KSRC O ARCH CC JOBS TARGET...')
     name, ksrc, out, arch, cc, jobs, *targets = sys.argv[1:]
     every = float(os.environ.get('PROGRESS_S', '30'))
     verbose = os.environ.get('V') == '1'
@@ -82,9 +82,7 @@ def main():
     rc = proc.wait()
     took = time.monotonic() - t0
     if rc != 0:
-        print(f'mmlab: error: {name} build failed (exit {rc}) after {took:.0f}s; '
-              f'the lines above say why', file=sys.stderr, flush=True)
-        sys.exit(2)
+        die(f'{name} build failed (exit {rc}) after {took:.0f}s', 'the lines above say why', rc=SETUP)
     if steps > full:
         with open(memo, 'w') as f:
             f.write(f'{steps}\n')

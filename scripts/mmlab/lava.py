@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """make lava-job / make lava-check: the x86_64 suite as a LAVA job.
 
   lava.py job   ROOT OUTDIR [--mode MODE]
@@ -30,22 +29,23 @@ import time
 
 import yaml
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boot import DEBUG_PARAMS, smp_numa_options, say, fail_setup as die  # noqa: E402 (one copy of the messages)
-from results import BEGIN, END, KTAP_RESULT, patchset_hash, sha256_of, summarize  # noqa: E402
 
-# Our own x86 timeout under TCG (boot.py), and LAVA's around it: the test
-# action must end before the boot action's, which bounds each monitor wait
-# (otherwise a stalled monitor leaves the job passing).
-SUITE_S = 1200
-APPEND = ' '.join(['console=ttyS0', 'panic=-1'] + DEBUG_PARAMS)   # as boot.py's
-# boot.py's machine: 3 vCPUs on 2 NUMA nodes (the migration tests).
-SMP, NUMA = 3, 2
-_opts = smp_numa_options('2G', SMP, NUMA)
-SMP_NUMA_OPTIONS = [f'{_opts[i]} {_opts[i + 1]}' for i in range(0, len(_opts), 2)]
-QEMU_OPTIONS = ['-nographic', '-monitor none', '-no-reboot', '-net none', '-m 2G',
-                # as boot.py under TCG: one host thread for the vCPUs
-                '-accel tcg,thread=single', '-cpu max'] + SMP_NUMA_OPTIONS
+from .outcome import die, finish, say
+from . import conf, qemu
+from .results import BEGIN, END, KTAP_RESULT, summarize
+from .series import patchset_hash, sha256_of
+
+# The x86 machine of machines.mk, as boot.py runs it under TCG: its run's
+# timeout, and LAVA's around it: the test action must end before the boot
+# action's, which bounds each monitor wait (otherwise a stalled monitor
+# leaves the job passing).
+X86 = conf.machine('x86')
+SUITE_S = X86.timeout
+APPEND = ' '.join(qemu.console_params(X86) + qemu.DEBUG_PARAMS)   # as boot.py's
+SMP_NUMA_OPTIONS = qemu.pairs(qemu.smp_numa_options(X86.mem, qemu.DEFAULT_SMP, X86.nodes))
+TCG_OPTIONS = [f'-accel {qemu.accel_arg("tcg")}'] + qemu.pairs(X86.board)
+QEMU_OPTIONS = ['-nographic', '-monitor none', '-no-reboot', '-net none',
+                f'-m {X86.mem}'] + TCG_OPTIONS + SMP_NUMA_OPTIONS
 # A KTAP result line at any depth, without its directive: the same cut as
 # results.KTAP_RESULT. pexpect matches a stream, not lines: from the \n
 # before the line to its \r.
@@ -53,8 +53,7 @@ MONITOR = r'\n *(?P<result>ok|not ok) \d+ (?P<test_case_id>[^\r\n#]+?) *(?:#[^\r
 
 
 def write_job(root, out, mode):
-    kernel = os.path.join(root, 'build/x86/arch/x86/boot/bzImage')
-    initrd = os.path.join(root, 'build/initramfs.cpio')
+    kernel, initrd = X86.kernel(root), X86.root_image(root)
     for path, fix in ((kernel, 'make x86'), (initrd, 'make initramfs')):
         if not os.path.exists(path):
             die(f'{path} is missing', fix)
@@ -62,10 +61,10 @@ def write_job(root, out, mode):
     minutes = -(-SUITE_S // 60)
     job = {
         'device_type': 'qemu',
-        'job_name': f'mmlab x86_64 suite (mmlab.mode={mode})',
+        'job_name': f'mmlab {X86.arch} suite (mmlab.mode={mode})',
         'visibility': 'public',
         'priority': 'medium',
-        'context': {'arch': 'amd64'},
+        'context': {'arch': X86.deb},
         'timeouts': {'job': {'minutes': minutes + 5}, 'action': {'minutes': minutes + 2},
                      'connection': {'minutes': 2}},
         'actions': [
@@ -85,16 +84,16 @@ def write_job(root, out, mode):
         ],
     }
     device = {
-        'available_architectures': ['amd64', 'x86_64'],
+        'available_architectures': [X86.deb, X86.arch],
         'actions': {
             'deploy': {'methods': {'image': {'parameters': {}}}},
             'boot': {'connections': {'serial': None},
                      'methods': {'qemu': {'parameters': {
-                         'command': 'qemu-system-x86_64', 'options': QEMU_OPTIONS}}}}},
+                         'command': X86.qemu, 'options': QEMU_OPTIONS}}}}},
         'timeouts': {},
     }
     with open(os.path.join(out, 'job.yaml'), 'w') as f:
-        f.write('# make lava-job: the x86_64 suite of mmlab (scripts/lava.py)\n')
+        f.write(f'# make lava-job: the {X86.arch} suite of mmlab (scripts/mmlab/lava.py)\n')
         yaml.safe_dump(job, f, sort_keys=False, width=1000)
     with open(os.path.join(out, 'device.yaml'), 'w') as f:
         f.write('# The rendered QEMU device Debian\'s lava-run reads (no lava-server here).\n')
@@ -103,11 +102,10 @@ def write_job(root, out, mode):
         f.write("{# Device dictionary for a lab's lava-server: a QEMU worker like ours #}\n"
                 "{% extends 'qemu.jinja2' %}\n"
                 "{% set no_kvm = True %}\n"
-                "{% set memory = 2048 %}\n"
+                f"{{% set memory = {qemu.mib(X86.mem)} %}}\n"
                 "{% set netdevice = 'user' %}\n"
                 "{% set extra_options = " +
-                repr(['-accel tcg,thread=single', '-cpu max', '-no-reboot'] +
-                     SMP_NUMA_OPTIONS) + " %}\n")
+                repr(TCG_OPTIONS + ['-no-reboot'] + SMP_NUMA_OPTIONS) + " %}\n")
     say(f'LAVA job: {out}/job.yaml (mmlab.mode={mode}, test timeout {minutes} min), '
         f'device: {out}/device.yaml, device dictionary: {out}/mmlab-qemu01.jinja2')
 
@@ -215,10 +213,7 @@ def check(root, ksrc, out, logdir, mode):
         rc = 1
     if bad and rc == 0:
         rc = 1
-    with open(os.path.join(logdir, 'lava-check.summary'), 'w') as f:
-        f.write(f'{agree} {bad + (verdict.get("result") != "pass")} 0 {rc}\n')
-    print(f'{agree} passed, {bad + (verdict.get("result") != "pass")} failed, 0 skipped')
-    return rc
+    return finish(logdir, 'lava-check', agree, bad + (verdict.get('result') != 'pass'), 0, rc)
 
 
 def main():
@@ -230,11 +225,11 @@ def main():
     a = p.parse_args()
     if a.what == 'job':
         if len(a.args) != 2:
-            die('usage: lava.py job ROOT OUTDIR')
+            die('usage: python3 -m mmlab.lava job ROOT OUTDIR')
         write_job(a.args[0], a.args[1], a.mode)
         return 0
     if len(a.args) != 4:
-        die('usage: lava.py check ROOT KSRC OUTDIR LOGDIR')
+        die('usage: python3 -m mmlab.lava check ROOT KSRC OUTDIR LOGDIR')
     return check(*a.args, a.mode)
 
 

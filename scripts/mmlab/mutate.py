@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """make mutate: do the tests catch the bugs they claim to catch?
 
 Each mutant in tests/mutants/ is a small patch to the patched tree that
@@ -12,11 +11,15 @@ is listed with the reason it cannot be observed.
 
 Header of a mutant file (patch(1) skips these lines):
     # bug: what real bug it models (the upstream commit, if a known one)
-    # run: TARGET TEST[,TEST...]   (TARGET: uml, x86 or an arch of make
-                                  arch-verify; TESTs: guest test names, "kunit")
+    # run: TARGET TEST[,TEST...]   (TARGET: a machine of machines.mk that
+                                  make builds by its name: uml, x86, arm64,
+                                  ...; TESTs: guest test names, "kunit")
     # killer: the test expected to fail   (or "# equivalent: reason")
 
-usage: mutate.py ROOT KSRC GITDIR LOGS [NAME...]   (NAME: file name or a prefix)
+usage: python3 -m mmlab.mutate ROOT KSRC GITDIR LOGS [NAME...]
+       (NAME: file name or a prefix)
+A mutant's machine is rebuilt with its make targets (conf's make_targets)
+and booted with python3 -m mmlab.boot MACHINE for its mutate_timeout.
 Exit: 0 every mutant killed or equivalent, 1 a mutant survived, 2 setup
 (a mutant does not apply or build, local edits in a mutated file).
 """
@@ -28,28 +31,24 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boot import QEMU_ARCH, say, fail_setup as die  # noqa: E402  (one copy of each)
 
-TIMEOUT = {'uml': 120, 'x86': 900}
-TIMEOUT.update({a: 900 for a in QEMU_ARCH if a != 'x86_64'})
+from . import conf
+from .outcome import FAIL, PASS, SETUP, die, finish, say
 
-
-def make_targets(target):
-    """What make builds for a target: its kernel and its guest's root."""
-    return {'uml': ['uml', 'rootfs'], 'x86': ['x86', 'initramfs']}.get(target, [target])
+# scripts/, where this package is: the boot of the same checkout
+SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def boot_args(root, target):
-    if target == 'uml':
-        return ['uml', '--kernel', os.path.join(root, 'build/uml/linux'),
-                '--rootfs', os.path.join(root, 'build/rootfs.img')]
-    if target == 'x86':
-        return ['qemu', '--kernel', os.path.join(root, 'build/x86/arch/x86/boot/bzImage'),
-                '--initrd', os.path.join(root, 'build/initramfs.cpio')]
-    return ['qemu', '--arch', target,
-            '--kernel', os.path.join(root, 'build', target, QEMU_ARCH[target].image),
-            '--initrd', os.path.join(root, 'build', f'initramfs-{target}.cpio')]
+def targets():
+    """The machines a mutant can run on: those make builds by their own
+    name (not make bench's baselines, which carry no series to mutate)."""
+    return {n: m for n, m in conf.MACHINES.items() if not m.built_by}
+
+
+def boot_command(m, ksrc, logs, tests):
+    """Boot machine m's kernel and root (build/NAME) as run "mutate"."""
+    return [sys.executable, '-m', 'mmlab.boot', m.name, '--ksrc', ksrc, '--logdir', logs,
+            '--name', 'mutate', '--mode', tests, '--timeout', str(m.mutate_timeout)]
 
 
 def parse(path):
@@ -65,9 +64,9 @@ def parse(path):
         die(f'{path}: needs a "# bug:" line and a diff', 'see tests/mutants/README')
     if 'equivalent' not in m:
         run = m.get('run', '').split()
-        if len(run) != 2 or run[0] not in TIMEOUT:
+        if len(run) != 2 or run[0] not in targets():
             die(f'{path}: "# run: TARGET TESTS" is missing or malformed',
-                f'TARGET is one of {", ".join(sorted(TIMEOUT))}')
+                f'TARGET is one of {", ".join(sorted(targets()))}')
         m['target'], m['tests'] = run
     return m
 
@@ -134,7 +133,7 @@ def killer(logs, name):
 
 def main():
     if len(sys.argv) < 5:
-        die('usage: mutate.py ROOT KSRC GITDIR LOGS [NAME...]')
+        die('usage: python3 -m mmlab.mutate ROOT KSRC GITDIR LOGS [NAME...]')
     root, ksrc, gitdir, logs, *want = sys.argv[1:]
     mdir = os.path.join(root, 'tests', 'mutants')
     paths = sorted(os.path.join(mdir, f) for f in os.listdir(mdir) if f.endswith('.patch'))
@@ -175,7 +174,8 @@ def main():
                 continue
             built.add(m['target'])
             say(f'{head}: {m["bug"]}')
-            make = ['make', '-s', '-C', root] + make_targets(m['target'])
+            mach = conf.machine(m['target'])
+            make = ['make', '-s', '-C', root] + mach.make_targets()
             b = subprocess.run(make, capture_output=True, text=True)
             if b.returncode != 0:
                 tree.restore()
@@ -184,13 +184,12 @@ def main():
                              time.monotonic() - t0))
                 say(f'{head}: ERROR: does not build: {(err or ["?"])[0][:200]}')
                 continue
-            boot = [os.path.join(root, 'scripts/boot.py')] + boot_args(root, m['target'])
-            boot += ['--ksrc', ksrc, '--logdir', logs, '--name', 'mutate', '--mode',
-                     m['tests'], '--timeout', str(TIMEOUT[m['target']])]
+            boot = boot_command(mach, ksrc, logs, m['tests'])
             record = os.path.join(logs, 'mutate.run')
             if os.path.exists(record):
                 os.unlink(record)
-            r = subprocess.run(boot, capture_output=True, text=True)
+            r = subprocess.run(boot, capture_output=True, text=True,
+                               env=dict(os.environ, PYTHONPATH=SCRIPTS))
             tree.restore()
             took = time.monotonic() - t0
             try:
@@ -220,7 +219,8 @@ def main():
     # Leave the kernels as the tree is: no mutant in ./linux afterwards.
     for target in sorted(built):
         say(f'rebuilding {target} from the restored tree')
-        subprocess.run(['make', '-s', '-C', root] + make_targets(target), capture_output=True)
+        subprocess.run(['make', '-s', '-C', root] + conf.machine(target).make_targets(),
+                       capture_output=True)
 
     killed = sum(r[1] == 'KILLED' for r in rows)
     survived = [r for r in rows if r[1] == 'SURVIVED']
@@ -233,11 +233,9 @@ def main():
     print(f'\nmutation score: {killed}/{scored} killed'
           f'{f" ({100 * killed // scored}%)" if scored else ""}, {equiv} equivalent, '
           f'{len(errors)} errors, {time.monotonic() - t_all:.0f}s')
-    rc = 2 if errors else 1 if survived else 0
-    with open(os.path.join(logs, os.environ.get('SUMMARY', 'mutate') + '.summary'), 'w') as f:
-        f.write(f'{killed} {len(survived) + len(errors)} {equiv} {rc}\n')
-    print(f'{killed} passed, {len(survived) + len(errors)} failed, {equiv} skipped')
-    sys.exit(rc)
+    rc = SETUP if errors else FAIL if survived else PASS
+    sys.exit(finish(logs, os.environ.get('SUMMARY', 'mutate'), killed, len(survived) + len(errors),
+                    equiv, rc))
 
 
 if __name__ == '__main__':

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """mmlab results: one guest's console log -> its KTAP, the counts, the
 verdict (exit code), a one-line crash title, a decoded copy of the log and
 JUnit XML.
@@ -12,18 +11,16 @@ Exit codes: 0 pass, 1 a test failed, 2 setup error, 3 kernel splat, 124
 timeout.
 """
 import argparse
-import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
 
-SPLAT = re.compile(r'Kernel panic|Oops[:\s]|BUG:|kernel BUG at|WARNING:|KASAN:|UBSAN:|'
-                   r'possible recursive locking|circular locking dependency|'
-                   r'INFO: task .* blocked|general protection fault|Bad page (state|map)|'
-                   r'Unable to handle kernel|pagealloc: memory corruption|'
-                   r'invalid opcode: \d+ \[#')
+from .outcome import (FAIL, SETUP, SPLAT, SPLAT_RE, TIMEOUT, die, say, summary_line, warn,
+                      write_summary)
+from .series import patchset_hash, sha256_of  # noqa: F401 (boot, lava)
+
 # The guest's kernel_log test sorts the KCSAN reports (rootfs/bin/mmlab-kcsan)
 # and names each one it clears (listed in kcsan-known, or no frame in a
 # function the series changes) with the report's title line as the log has
@@ -41,7 +38,8 @@ STAMPED = re.compile(r'\[\s*\d+\.\d+\] .*\S')
 
 
 def is_splat(line, cleared=()):
-    if not SPLAT.search(line) or CLEARED.match(line):
+    # SPLAT_RE: rootfs/etc/mmlab/splat, which the guest's kernel_log greps too
+    if not SPLAT_RE.search(line) or CLEARED.match(line):
         return False
     m = STAMPED.search(line)
     return (m.group(0) if m else line.strip()) not in cleared
@@ -68,24 +66,6 @@ REPORTERS = re.compile(r'^(show_stack|dump_stack\w*|panic|__warn\w*|warn_slowpat
                        r'kunit_try_catch\w*|kthread|ret_from_fork|new_thread_handler)$')
 
 
-def say(msg):
-    print(f'mmlab: {msg}', flush=True)
-
-
-def sha256_of(path):
-    with open(path, 'rb') as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
-def patchset_hash(patches):
-    """KCIDB's patchset_hash of a quilt series: sha256 over the
-    newline-terminated sha256 of each patch, in the order they apply."""
-    with open(os.path.join(patches, 'series')) as f:
-        series = [l.split()[0] for l in f if l.strip() and not l.startswith('#')]
-    hashes = ''.join(sha256_of(os.path.join(patches, p)) + '\n' for p in series)
-    return hashlib.sha256(hashes.encode()).hexdigest()
-
-
 def ktap_section(lines):
     """The lines between the guest's KTAP markers, and whether the end came."""
     if BEGIN not in lines:
@@ -100,8 +80,7 @@ def parse_ktap(ksrc, ktap_path, json_path):
     """kunit.py parse, in this process; return (passed, failed, skipped) of the leaves."""
     kdir = os.path.join(ksrc, 'tools/testing/kunit')
     if not os.path.exists(os.path.join(kdir, 'kunit.py')):
-        print(f'mmlab: error: {kdir}/kunit.py is missing\nmmlab:   fix: make tree', file=sys.stderr)
-        sys.exit(2)
+        die(f'{kdir}/kunit.py is missing', 'make tree')
     if os.path.exists(json_path):
         os.unlink(json_path)
     # What "kunit.py parse --json=FILE KTAP" does, without a second Python
@@ -377,27 +356,26 @@ def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=
             say(f'{name}: {kind} KCSAN report, not ours ({reason}), {titles.count(t)}x: {t}')
     where = f' (log: {log_path})' if log_path else ''
     if splats:
-        rc, why = 3, triage(lines, cleared)
+        rc, why = SPLAT, triage(lines, cleared)
         say(f'{name}: kernel splat: {why}{where}')
         for s in splats[:10]:
             print(f'    {s}', flush=True)
         if timed_out:
             say(f'  and then it timed out after {timed_out}s')
     elif timed_out:
-        rc, why = 124, f'timed out after {timed_out}s'
+        rc, why = TIMEOUT, f'timed out after {timed_out}s'
         test = running_test(ktap) if ktap else None
         if test:
             why += f' while {test} ran'
         say(f'{name}: {why} (raise with TIMEOUT=){where}')
     elif failed:
-        rc = 1
+        rc = FAIL
         say(f'{name}: test failures{where}')
     else:
         rc = 0
     top = top_results(ktap)
     # The verdict first: nothing below may lose it.
-    with open(os.path.join(logdir, f'{name}.summary'), 'w') as f:
-        f.write(f'{passed} {failed} {skipped} {rc}\n')
+    write_summary(logdir, name, passed, failed, skipped, rc)
     record = dict(run or {}, log=os.path.abspath(log_path) if log_path else None, rc=rc,
                   passed=passed, failed=failed, skipped=skipped,
                   planned=planned_tests(ktap), top=top)
@@ -408,12 +386,11 @@ def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=
     try:
         junit(json_path, os.path.join(logdir, f'{name}.junit.xml'), name, top, rc, why)
     except ImportError:
-        print('mmlab: error: python3-junit.xml is missing: no JUnit for this run\n'
-              'mmlab:   fix: make deps', file=sys.stderr)
-        rc = rc or 2
-    if rc == 3 and log_path:
+        warn('python3-junit.xml is missing: no JUnit for this run (fix: make deps)')
+        rc = rc or SETUP
+    if rc == SPLAT and log_path:
         say(decode(ksrc, vmlinux, log_path, decoded))
-    print(f'{passed} passed, {failed} failed, {skipped} skipped', flush=True)
+    print(summary_line(passed, failed, skipped), flush=True)
     return rc
 
 
@@ -433,8 +410,7 @@ def main():
         with open(a.log, errors='replace') as f:
             lines = f.read().splitlines()
     except OSError as e:
-        print(f'mmlab: error: {e}', file=sys.stderr)
-        sys.exit(2)
+        die(str(e), 'name a console log boot.py kept (build/logs/NAME.log)')
     os.makedirs(a.logdir, exist_ok=True)
     name = a.name or os.path.basename(a.log).rsplit('.', 1)[0]
     sys.exit(summarize(name, lines, a.logdir, a.ksrc, a.timed_out, a.log, a.vmlinux,

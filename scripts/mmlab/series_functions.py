@@ -1,7 +1,6 @@
-#!/usr/bin/python3
 """List the kernel functions that the series (and any local edit) changes.
 
-usage: series-functions.py SRC GITDIR OUT
+usage: python3 -m mmlab.series_functions SRC GITDIR OUT
 
 Diffs the work tree SRC against the pristine tag of GITDIR (the tree as
 unpacked, see tree.sh) and prints, one per line, every function whose body
@@ -21,6 +20,8 @@ import os
 import re
 import subprocess
 import sys
+
+from .outcome import die
 
 HUNK = re.compile(r'^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@')
 NAME = re.compile(r'\b([A-Za-z_]\w*)\s*\(')
@@ -46,11 +47,6 @@ def bodies(lines):
     return out
 
 
-def die(what, fix):
-    print(f'series-functions: {what}\n  fix: {fix}', file=sys.stderr)
-    sys.exit(2)
-
-
 def git(gitdir, src, *args):
     r = subprocess.run(['git', '--git-dir', gitdir, '--work-tree', src, *args],
                        capture_output=True, text=True, cwd=src)
@@ -63,8 +59,7 @@ def git(gitdir, src, *args):
 
 def main():
     if len(sys.argv) != 4:
-        print(__doc__.strip(), file=sys.stderr)
-        sys.exit(2)
+        die('usage: python3 -m mmlab.series_functions SRC GITDIR OUT', __doc__.strip().splitlines()[0])
     src, gitdir, out = (os.path.abspath(a) for a in sys.argv[1:])
     if not os.path.isfile(os.path.join(src, 'mm', 'mmu_gather.c')):
         die(f'{src} is not a kernel tree', 'make tree, or point KSRC at the unpacked 6.1 tree')

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Boot the stock kernel, the series with its debug options off and the
 series with them on (make x86) in turn (A/B/C, BOOTS times) in QEMU with
 the same initramfs, 4 vCPUs (vcpus(): fewer under multi-threaded TCG) on
@@ -22,29 +21,32 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boot import smp_numa_options  # noqa: E402 (one QEMU layout)
+
+from . import conf, qemu
+from .outcome import FAIL, TIMEOUT, die, say
 
 KERNELS = ('stock', 'off', 'patched')
-NODES, MEM = 2, '2G'
+X86 = conf.machine('x86')
+NODES, MEM = X86.nodes, X86.mem
 MIN_MIGRATE_SPEEDUP, MAX_MIGRATE_IPI_RATIO, MIN_SPEED = 2.0, 0.05, 0.98
 
 
-def say(msg):
-    print(f'mmlab: {msg}', flush=True)
-
-
-def accel():
-    """TCG with one thread, as boot.py runs it (see there why); KVM guests
+def accel_thread():
+    """TCG with one thread, as boot.py runs it (see qemu.py why); KVM guests
     do not run on the machines this was made on, and a probe costs 8 s a
     boot. QEMU_TCG_THREAD=multi: one host thread per vCPU (QEMU before 8.1
     can run code another vCPU has just rewritten, deba78709ae8; the bench
     enables no trace event, the usual trigger)."""
     acc = os.environ.get('QEMU_ACCEL', 'tcg')
-    thread = os.environ.get('QEMU_TCG_THREAD', 'single')
+    thread = os.environ.get('QEMU_TCG_THREAD', qemu.TCG_THREAD)
     if thread not in ('single', 'multi'):
-        sys.exit(f'mmlab: error: QEMU_TCG_THREAD={thread}: single or multi')
-    return f'tcg,thread={thread}' if acc == 'tcg' else acc
+        die(f'QEMU_TCG_THREAD={thread}', 'QEMU_TCG_THREAD=single or multi')
+    return acc, thread
+
+
+def accel():
+    """-accel's value, as the results name it."""
+    return qemu.accel_arg(*accel_thread())
 
 
 def vcpus():
@@ -56,18 +58,17 @@ def vcpus():
     n = os.environ.get('BENCH_SMP')
     if n:
         if not n.isdigit() or not NODES <= int(n) <= 4:
-            sys.exit(f'mmlab: error: BENCH_SMP={n}: {NODES}..4 vCPUs')
+            die(f'BENCH_SMP={n}', f'BENCH_SMP={NODES}..4 vCPUs')
         return int(n)
     return min(4, os.cpu_count()) if accel() == 'tcg,thread=multi' else 4
 
 
 def qemu_cmd(kernel, initrd):
-    cmd = ['qemu-system-x86_64', '-accel', accel(),
-           '-m', MEM, '-nographic', '-no-reboot', '-kernel', kernel, '-initrd', initrd,
-           '-append', 'console=ttyS0 panic=-1 mmlab.mode=benchmark']
-    if accel().startswith('tcg'):
-        cmd += ['-cpu', 'max']
-    return cmd + smp_numa_options(MEM, vcpus(), NODES)
+    """The x86 machine's QEMU (the three kernels differ in nothing else),
+    without page poisoning: it would be measured too."""
+    acc, thread = accel_thread()
+    return qemu.command(X86, kernel, initrd, qemu.console_params(X86) + ['mmlab.mode=benchmark'],
+                        acc, MEM, vcpus(), NODES, thread)
 
 
 def boot(kernel, initrd, timeout, log):
@@ -79,8 +80,7 @@ def boot(kernel, initrd, timeout, log):
     except subprocess.TimeoutExpired as e:
         with open(log, 'wb') as f:
             f.write(e.stdout or b'')
-        say(f'error: {kernel} did not finish the bench in {timeout}s (log {log})')
-        sys.exit(124)
+        die(f'{kernel} did not finish the bench in {timeout}s (log {log})', rc=TIMEOUT)
     with open(log, 'wb') as f:
         f.write(out)
     text = out.decode(errors='replace')
@@ -88,11 +88,11 @@ def boot(kernel, initrd, timeout, log):
             if line.startswith('bench {')]
     if 'mmlab: bench end' not in text:
         bail = [line for line in text.splitlines() if 'Bail out' in line or 'error' in line]
-        sys.exit(f'mmlab: error: the bench on {kernel} did not finish: '
-                 f'{bail[-1] if bail else "no end marker"} (log {log})')
+        die(f'the bench on {kernel} did not finish: '
+            f'{bail[-1] if bail else "no end marker"} (log {log})', rc=FAIL)
     bad = [r['workload'] for r in rows if not r['ok']]
     if bad:
-        sys.exit(f'mmlab: error: data checks failed in {bad} (log {log})')
+        die(f'data checks failed in {bad} (log {log})', rc=FAIL)
     return rows, time.time() - t0
 
 
@@ -113,8 +113,8 @@ def summarize(runs):
         for i, rows in enumerate(runs[name]):
             have = [key(r) for r in rows]
             if have != keys:
-                sys.exit(f'mmlab: error: boot {i + 1} of {name} ran other workloads than '
-                         f'stock\'s first: {sorted(set(have) ^ set(keys))}')
+                die(f'boot {i + 1} of {name} ran other workloads than '
+                    f'stock\'s first: {sorted(set(have) ^ set(keys))}', rc=FAIL)
     results = []
     for k in keys:
         w, pages, remote = k
@@ -184,11 +184,11 @@ def main():
     p.add_argument('--timeout', type=int, default=1800, help='seconds per boot')
     a = p.parse_args()
     if a.boots < 3:
-        sys.exit('mmlab: error: --boots must be at least 3 (medians of fewer are noise)')
+        die(f'--boots {a.boots}: medians of fewer than 3 are noise', 'BOOTS=3 or more')
     kernels = {k: getattr(a, k) for k in KERNELS}
     for f in list(kernels.values()) + [a.initrd]:
         if not os.path.exists(f):
-            sys.exit(f'mmlab: error: {f} is missing (make bench builds it)')
+            die(f'{f} is missing', 'make bench (it builds the three kernels)')
     os.makedirs(a.out, exist_ok=True)
     runs = {k: [] for k in KERNELS}
     for i in range(a.boots):
@@ -197,8 +197,8 @@ def main():
                               os.path.join(a.out, f'{name}-{i + 1}.log'))
             lost = missing_remotes(rows, vcpus())
             if lost:
-                sys.exit(f'mmlab: error: {name} ran no migrate with R = {lost} on '
-                         f'{vcpus()} vCPUs (log {a.out}/{name}-{i + 1}.log)')
+                die(f'{name} ran no migrate with R = {lost} on '
+                    f'{vcpus()} vCPUs (log {a.out}/{name}-{i + 1}.log)', rc=FAIL)
             runs[name].append(rows)
             say(f'boot {i + 1}/{a.boots} {name}: {len(rows)} workloads in {secs:.0f}s')
 
@@ -253,7 +253,7 @@ plot "{dat}" using 3:xtic(2) title "stock", "" using 4 title "series, options of
 '''
     r = subprocess.run(['gnuplot'], input=gp.encode(), stderr=subprocess.PIPE)
     if r.returncode:
-        sys.exit(f'mmlab: error: gnuplot failed: {r.stderr.decode()[:300]} (apt-get install gnuplot-nox)')
+        die(f'gnuplot failed: {r.stderr.decode()[:300]}', 'make deps (gnuplot-nox)')
     say(f'results: {os.path.join(a.out, "results.json")}, plot: {png}')
     failed = sum(1 for ok, _ in checks if not ok)
     say(f'{len(checks) - failed} passed, {failed} failed')

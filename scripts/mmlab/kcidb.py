@@ -1,17 +1,18 @@
-#!/usr/bin/python3
 """make kcidb: the last results as one KCIDB v5.3 document, validated.
 
-  kcidb.py ROOT KSRC LOGDIR OUT
+  python3 -m mmlab.kcidb ROOT KSRC LOGDIR OUT
 
-One checkout (Linux v6.1.192 from the stable tree, as Debian packages it,
-plus our series: patchset_hash; and the same without the series for make
-bench's stock kernel), one build per kernel built here (um and
-x86_64; x86_64 stock and options-off when make bench built them), one test
-per KTAP node of each guest run that boot.py recorded in LOGDIR (NAME.run
-and NAME.json; the runs of mutants and bisect steps are not results of
-this tree), the bench
-medians as DONE tests with a number. Ids are "mmlab:" and what the object
-is, so the same results give the same document.
+One checkout (the tree of trees.mk that MMLAB_TREE names, default the
+first: its version as KSRC's Makefile gives it, from the stable branch the
+row names, as Debian's package of the row has it, plus our series:
+patchset_hash; and the same without the series for make bench's stock
+kernel), one build per machine of machines.mk built here (a .config in its
+O= directory build/NAME; its architecture, variant, config_name and image
+from the table), one test per KTAP node of each guest run that boot.py
+recorded in LOGDIR (NAME.run and NAME.json, hung on the build of the run's
+machine; the runs of mutants and bisect steps are not results of this
+tree), the bench medians as DONE tests with a number. Ids are "mmlab:" and
+what the object is, so the same results give the same document.
 
 Validated against scripts/kcidb-v5.3.schema.json with Debian's
 python3-jsonschema (Draft-07, format checking on): exit 1 and every error
@@ -24,34 +25,12 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boot import QEMU_ARCH  # noqa: E402  (where each arch's image is)
-from results import patchset_hash, sha256_of  # noqa: E402
+from . import conf
+from .outcome import die, warn
+from .series import patchset_hash, patches, sha256_of
 
 ORIGIN = 'mmlab'
 STABLE = 'https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git'
-# build directory -> (architecture, variant, config fragments)
-BUILDS = {
-    'uml': ('um', 'patched', 'defconfig + uml-config'),
-    'x86': ('x86_64', 'patched', 'x86_64_defconfig + kvm_guest.config + qemu-config'),
-    'x86-off': ('x86_64', 'options-off', 'x86_64_defconfig + kvm_guest.config + qemu-config '
-                'without the series\' options'),
-    'x86-stock': ('x86_64', 'stock', 'x86_64_defconfig + kvm_guest.config + qemu-config '
-                  'without the series\' options, the pristine tree (no patch)'),
-    'arm64': ('arm64', 'patched', 'alldefconfig + qemu-config + arm64-config'),
-    'arm': ('arm', 'patched', 'alldefconfig + qemu-config + arm-config'),
-    's390x': ('s390x', 'patched', 'alldefconfig + qemu-config + s390x-config'),
-    'sh4': ('sh4', 'patched', 'rts7751r2dplus_defconfig + qemu-config + sh4-config, '
-            'compiled with scripts/sh-treg-combine-off.cc'),
-}
-IMAGES = {'um': 'linux', **{arch: a.image for arch, a in QEMU_ARCH.items()}}
-
-
-def die(msg, fix=None, rc=2):
-    print(f'mmlab: error: {msg}', file=sys.stderr)
-    if fix:
-        print(f'mmlab:   fix: {fix}', file=sys.stderr)
-    sys.exit(rc)
 
 
 def segment(name):
@@ -59,26 +38,34 @@ def segment(name):
     return re.sub(r'[^a-zA-Z0-9_-]+', '_', name).strip('_') or '_'
 
 
-def checkout(root, ksrc):
-    with open(os.path.join(root, 'patches/series')) as f:
-        series = [l.split()[0] for l in f if l.strip() and not l.startswith('#')]
-    patchset = patchset_hash(os.path.join(root, 'patches'))
+def tree_in_use():
+    """The row of trees.mk the checkout is: MMLAB_TREE's (the Makefile
+    exports it), else the first."""
+    return conf.tree(os.environ.get('MMLAB_TREE') or next(iter(conf.TREES)))
+
+
+def checkout(root, ksrc, tree):
+    series_file = os.path.join(root, tree['series'])
+    series = patches(series_file)
+    patchset = patchset_hash(os.path.dirname(series_file), series_file)
     version = subprocess.run(['make', '-s', '-C', ksrc, 'kernelversion'], capture_output=True,
                              text=True, check=False).stdout.strip() or 'unknown'
-    deb = subprocess.run(['dpkg-query', '-W', '-f', '${Version}', 'linux-source-6.1'],
+    if version != 'unknown' and not version.startswith(tree['version'] + '.'):
+        warn(f'{ksrc} is Linux {version}, not {tree["version"]}.x, the tree of trees.mk in use '
+             f'(MMLAB_TREE): the checkout says {tree["stable"]}')
+    deb = subprocess.run(['dpkg-query', '-W', '-f', '${Version}', tree['package']],
                          capture_output=True, text=True, check=False).stdout.strip()
-    major = '.'.join(version.split('.')[:2])
     return {
         'id': f'{ORIGIN}:v{version}-{patchset[:16]}',
         'origin': ORIGIN,
         'tree_name': 'stable',
         'git_repository_url': STABLE,
-        'git_repository_branch': f'linux-{major}.y',
+        'git_repository_branch': tree['stable'],
         'git_commit_name': f'v{version}',
         'git_commit_tags': [f'v{version}'],
         'patchset_hash': patchset,
         'valid': True,
-        'misc': {'source': f'Debian linux-source-{major} {deb}'.strip(),
+        'misc': {'source': f'Debian {tree["package"]} {deb}'.strip(),
                  'series': series},
     }
 
@@ -91,25 +78,29 @@ def stock_checkout(co):
 
 
 def builds(root, checkout_id, stock_id):
+    """{machine: build} of every machine of machines.mk with a .config in
+    its O= directory, in the table's order."""
     out = {}
-    for d, (arch, variant, config) in BUILDS.items():
+    for d, m in conf.MACHINES.items():
+        arch, variant = m.kcidb_arch, m.variant
         co_id = stock_id if variant == 'stock' else checkout_id
-        o = os.path.join(root, 'build', d)
+        o = m.out(root)
         cfg = os.path.join(o, '.config')
         if not os.path.exists(cfg):
             continue
-        image = os.path.join(o, IMAGES[arch])
+        image = m.kernel(root)
         compiler = None
         compile_h = os.path.join(o, 'include/generated/compile.h')
         if os.path.exists(compile_h):
-            m = re.search(r'LINUX_COMPILER "([^"]*)"', open(compile_h).read())
-            compiler = m.group(1) if m else None
+            with open(compile_h) as f:
+                found = re.search(r'LINUX_COMPILER "([^"]*)"', f.read())
+            compiler = found.group(1) if found else None
         b = {
             'id': f'{co_id}:{arch}-{variant}-{sha256_of(cfg)[:12]}',
             'checkout_id': co_id,
             'origin': ORIGIN,
             'architecture': arch,
-            'config_name': config,
+            'config_name': m.config_name(),
             'config_url': f'file://{cfg}',
             # A .config whose image is missing or older: the last build failed.
             'status': 'PASS' if os.path.exists(image) and
@@ -196,28 +187,36 @@ def bench_tests(root, blds):
 
 def main():
     if len(sys.argv) != 5:
-        die('usage: kcidb.py ROOT KSRC LOGDIR OUT')
+        die('usage: python3 -m mmlab.kcidb ROOT KSRC LOGDIR OUT')
     root, ksrc, logdir, out = sys.argv[1:]
     try:
         import jsonschema  # pylint: disable=import-outside-toplevel
     except ImportError:
         die('python3-jsonschema is missing', 'make deps')
-    co = checkout(root, ksrc)
+    co = checkout(root, ksrc, tree_in_use())
     stock = stock_checkout(co)
     blds = builds(root, co['id'], stock['id'])
-    by_target = {'uml': blds.get('uml'), 'qemu': blds.get('x86')}
+    # a run that names no machine: the table's first machine of its kind
+    by_target = {t: blds.get(next((n for n, m in conf.MACHINES.items() if m.boot == t), ''))
+                 for t in ('uml', 'qemu')}
     tests = []
     for run_path in sorted(glob.glob(os.path.join(logdir, '*.run'))):
         name = os.path.basename(run_path)[:-4]
         if name.startswith(('mutate', 'bisect')):
             continue
         run = json.load(open(run_path))
-        # a QEMU run's build is the O= directory its kernel came from
-        build = next((b for b in blds.values()
-                      if run.get('kernel', '').startswith(b['misc']['output_dir'] + '/')),
-                     by_target.get(run['target']))
+        # The build of the run's machine; a run recorded before runs named
+        # their machine: the O= directory its kernel came from, else the
+        # first build of its kind (uml or qemu).
+        if run.get('machine'):
+            build = blds.get(run['machine'])
+        else:
+            build = next((b for b in blds.values()
+                          if run.get('kernel', '').startswith(b['misc']['output_dir'] + '/')),
+                         by_target.get(run['target']))
         if build is None:
-            print(f'mmlab: {name}: no {run["target"]} build to hang it on, left out')
+            print(f'mmlab: {name}: no {run.get("machine") or run["target"]} build to hang it on, '
+                  'left out')
             continue
         # A run of a kernel built from another series or .config is not a
         # result of this build (local edits to the tree are not seen here).

@@ -1,0 +1,110 @@
+"""The QEMU and UML command lines of every machine and the LAVA job files,
+made by the one builder (scripts/mmlab/qemu.py) from machines.mk, against
+the golden copies tests/host/golden/ kept from before the tables (ef76733).
+
+Differences from ef76733, each on purpose:
+- bench: the same arguments, -append now last as in every other command
+  line (one builder); the golden argv has this order.
+- the LAVA job's comment names scripts/mmlab/lava.py (the module moved).
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, 'scripts'))
+
+from mmlab import boot, conf, lava  # noqa: E402
+from mmlab import bench  # noqa: E402
+
+GOLDEN = os.path.join(HERE, 'golden')
+ARCH_MODE = ('kunit,anon_unmap,anon_vma,fork_cow,migrate,mmu_gather_counters,mprotect_split,'
+             'munmap,thp_split,tlb_smp_race,tlb_smp_reuse')
+# golden name -> (machine, boot.py arguments, accelerator) as the Makefile
+# targets of the same name run them
+RUNS = {
+    'test-uml': ('uml', ['--name', 'test-uml', '--timeout', '300', '--mode', 'quick'], None),
+    'run': ('uml', ['--interactive', '--mode', 'shell'], None),
+    'soak-uml': ('uml-kasan', ['--name', 'soak-uml', '--mode', 'soak', '--append', 'mmlab.soak=180',
+                               '--append', 'mmlab.seed=7'], None),
+    'qemu-verify-tcg': ('x86', ['--name', 'qemu-verify', '--mode', 'test'], 'tcg'),
+    'qemu-verify-kvm': ('x86', ['--name', 'qemu-verify', '--mode', 'test'], 'kvm'),
+    'qemu-run': ('x86', ['--interactive', '--mode', 'shell'], 'tcg'),
+    'qemu-gdb': ('x86', ['--gdb', '--name', 'qemu-gdb', '--mode', 'munmap'], 'tcg'),
+    'soak-kcsan': ('x86-kcsan', ['--name', 'soak-kcsan', '--mode', 'soak',
+                                 '--append', 'mmlab.soak=180'], 'tcg'),
+    **{f'qemu-verify-{m}': (m, ['--name', f'qemu-verify-{m}', '--mode', ARCH_MODE], 'tcg')
+       for m in ('arm64', 'arm', 's390x', 'sh4')},
+}
+
+
+def argv(machine, args, accel):
+    m, a = boot.parse_args([machine, '--ksrc', 'K', '--logdir', 'L'] + args, root='@ROOT@')
+    if m.boot == 'uml':
+        return boot.uml_command(m, a)
+    boot.fit_board(m, a)
+    return boot.qemu_command(m, a, accel)
+
+
+class Golden(unittest.TestCase):
+    def setUp(self):
+        with open(os.path.join(GOLDEN, 'argv.json')) as f:
+            self.golden = json.load(f)
+
+    def test_every_golden_command_is_made(self):
+        made = set(RUNS) | {k for k in self.golden if k.startswith('bench')}
+        self.assertEqual(made, set(self.golden))
+
+    def test_boot_commands(self):
+        for name, (machine, args, accel) in RUNS.items():
+            with self.subTest(name):
+                self.assertEqual(argv(machine, args, accel), self.golden[name])
+
+    def test_bench_commands(self):
+        kernel = '@ROOT@/build/x86-stock/arch/x86/boot/bzImage'
+        initrd = '@ROOT@/build/initramfs.cpio'
+        for name, env in (('bench', {}), ('bench-QEMU_TCG_THREAD=multi', {'QEMU_TCG_THREAD': 'multi'}),
+                          ('bench-QEMU_ACCEL=kvm', {'QEMU_ACCEL': 'kvm'})):
+            with self.subTest(name):
+                old = dict(os.environ)
+                os.environ.pop('QEMU_TCG_THREAD', None)
+                os.environ.pop('QEMU_ACCEL', None)
+                os.environ.pop('BENCH_SMP', None)
+                os.environ.update(env)
+                real = os.cpu_count
+                os.cpu_count = lambda: 2    # the golden copy was made on 2 cores
+                try:
+                    self.assertEqual(bench.qemu_cmd(kernel, initrd), self.golden[name])
+                finally:
+                    os.cpu_count = real
+                    os.environ.clear()
+                    os.environ.update(old)
+
+    def test_lava_files(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            x86 = conf.machine('x86')
+            for path in (x86.kernel(tmp), x86.root_image(tmp)):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                open(path, 'w').close()
+            for mode in ('quick', 'test'):
+                out = os.path.join(tmp, mode)
+                lava.write_job(tmp, out, mode)
+                for made, gold in (('job.yaml', 'job.yaml'), ('device.yaml', 'device.yaml'),
+                                   ('mmlab-qemu01.jinja2', 'mmlab-qemu01.jinja2')):
+                    with self.subTest(mode=mode, file=made):
+                        with open(os.path.join(out, made)) as f:
+                            text = f.read().replace(tmp, '@ROOT@')
+                        with open(os.path.join(GOLDEN, f'lava-{mode}-{gold}')) as f:
+                            want = f.read()
+                        self.assertEqual(text, want)
+        finally:
+            shutil.rmtree(tmp)
+
+
+if __name__ == '__main__':
+    unittest.main()

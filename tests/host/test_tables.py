@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""machines.mk and trees.mk: every block complete, and make and
+scripts/mmlab/conf.py read the same value for every field of every
+machine and tree (make through the Makefile's M function, its `from`
+block filling what a block leaves out; conf through conf.blocks).
+
+usage: python3 -m unittest tests/host/test_tables.py
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SCRIPTS = os.path.join(ROOT, 'scripts')
+sys.path.insert(0, SCRIPTS)
+from mmlab import conf  # noqa: E402
+
+def make_values(root=ROOT):
+    """{(NAME, FIELD): value} as make reads the tables of root (the
+    Makefile's own machine-fields target, run on root's tables)."""
+    r = subprocess.run(['make', '-s', '--no-print-directory', '-f', os.path.join(ROOT, 'Makefile'),
+                        f'ROOT={root}', 'machine-fields'], capture_output=True, text=True, check=True)
+    out = {}
+    for line in r.stdout.splitlines():
+        key, _, value = line.partition('\t')
+        name, _, field = key.rpartition('.')
+        out[name, field] = value
+    return out
+
+
+def without_line(src, dst, key):
+    """Copy the table src to dst leaving out the line of key (NAME.FIELD)."""
+    with open(src) as f:
+        lines = f.readlines()
+    kept = [l for l in lines if l.split('=')[0].strip() != key]
+    assert len(kept) == len(lines) - 1, f'{key} is not one line of {src}'
+    with open(dst, 'w') as f:
+        f.writelines(kept)
+
+
+@unittest.skipUnless(shutil.which('make'), 'needs make')
+class Tables(unittest.TestCase):
+    def test_every_block_is_complete(self):
+        self.assertEqual(conf.problems(), [])
+
+    def test_make_and_conf_read_the_same_fields(self):
+        got = make_values()
+        self.assertEqual(len(got), len(conf.MACHINES) * len(conf.FIELDS) +
+                         len(conf.TREES) * len(conf.TREE_FIELDS))
+        diff = []
+        for n, m in conf.MACHINES.items():
+            for f in conf.FIELDS:
+                if got[n, f] != m.fields.get(f, ''):
+                    diff.append(f'{n}.{f}: make {got[n, f]!r}, conf {m.fields.get(f, "")!r}')
+        for n, t in conf.TREES.items():
+            for f in conf.TREE_FIELDS:
+                if got[n, f] != t.get(f, ''):
+                    diff.append(f'{n}.{f}: make {got[n, f]!r}, conf {t.get(f, "")!r}')
+        self.assertEqual(diff, [])
+
+    def test_from_fills_the_fields_a_block_leaves_out(self):
+        # sh4 takes arm64's, which takes x86's: a chain of two
+        self.assertEqual(conf.machine('sh4').fields.get('timeout_kvm'),
+                         conf.machine('x86').fields['timeout_kvm'])
+        self.assertEqual(make_values()['sh4', 'timeout_kvm'], conf.machine('x86').fields['timeout_kvm'])
+        # a field given empty is empty, not its from block's
+        self.assertEqual(conf.machine('uml-kasan').fields['link'], '')
+
+    def test_the_get_command_prints_typed_fields(self):
+        def get(name, field):
+            return subprocess.run([sys.executable, '-m', 'mmlab.conf', 'get', name, field],
+                                  env=dict(os.environ, PYTHONPATH=SCRIPTS), capture_output=True,
+                                  text=True)
+        r = get('arm64', 'make_targets')
+        self.assertEqual((r.returncode, r.stdout), (0, 'arm64\n'))
+        r = get('nosuch', 'image')
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(' '.join(conf.MACHINES), r.stderr)
+
+
+@unittest.skipUnless(shutil.which('make'), 'needs make')
+class MissingField(unittest.TestCase):
+    """A block without a required field (uml's timeout: uml-kasan, whose
+    from is uml, has none either) is reported."""
+    KEY = 'uml.timeout'
+    WANT = ['machines.mk: uml has no timeout', 'machines.mk: uml-kasan has no timeout']
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = os.path.join(self.tmp.name, 'root')
+        os.makedirs(os.path.join(self.root, 'scripts'))
+        # the repository as it is (fragments, patches/, rootfs/, plugins),
+        # but the tables and the package are copies
+        for e in os.listdir(ROOT):
+            if e not in ('machines.mk', 'trees.mk', 'scripts', 'build', '.git'):
+                os.symlink(os.path.join(ROOT, e), os.path.join(self.root, e))
+        for e in os.listdir(SCRIPTS):
+            if e != 'mmlab':
+                os.symlink(os.path.join(SCRIPTS, e), os.path.join(self.root, 'scripts', e))
+        shutil.copytree(os.path.join(SCRIPTS, 'mmlab'), os.path.join(self.root, 'scripts', 'mmlab'),
+                        ignore=shutil.ignore_patterns('__pycache__'))
+        without_line(os.path.join(ROOT, 'machines.mk'), os.path.join(self.root, 'machines.mk'),
+                     self.KEY)
+        shutil.copy(os.path.join(ROOT, 'trees.mk'), os.path.join(self.root, 'trees.mk'))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_conf_check_of_a_checkout_reports_it(self):
+        # a checkout whose machines.mk lacks it: conf check there says so
+        r = subprocess.run([sys.executable, '-B', '-m', 'mmlab.conf', 'check'],
+                           env=dict(os.environ, PYTHONPATH=os.path.join(self.root, 'scripts')),
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        lines = [l[len('mmlab: '):] for l in r.stdout.splitlines()]
+        for want in self.WANT:
+            self.assertIn(want, lines)
+        self.assertIn(f'{len(conf.MACHINES)} machines, {len(conf.TREES)} trees: 2 problems',
+                      lines[-1])
+
+    def test_make_reads_it_empty_too(self):
+        got = make_values(self.root)
+        self.assertEqual((got['uml', 'timeout'], got['uml-kasan', 'timeout']), ('', ''))
+
+    def test_problems_of_another_root(self):
+        bad = conf.problems(root=self.root)
+        for want in self.WANT:
+            self.assertIn(want, bad)
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -30,8 +30,9 @@
 #   console     the kernel's console device
 #   accel       probe: KVM when a short boot prints, else TCG; tcg: TCG only
 #   nodes       NUMA nodes (1: none)
-#   cpus        the most vCPUs the board has (empty: no limit)
-#   mem         the guest's memory (a board that has no more: that size)
+#   cpus        the most vCPUs the board has (empty: no limit); a board with
+#               cpus has its mem fixed too
+#   mem         the guest's memory (the default; fixed where cpus is given)
 #   timeout     seconds for a whole run (under TCG on a qemu machine)
 #   timeout_kvm seconds for a whole run under KVM
 #   test_timeout  each guest test's limit under TCG (mmlab.test_timeout=)

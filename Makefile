@@ -337,7 +337,7 @@ bench: deps series initramfs
 # The host tooling's own tests (tests/host/): on a fresh clone the Python
 # package's unit tests; the checks that need the tree, a UML or an x86
 # kernel skip, naming the target that makes it, until those are built.
-test-host:
+test-host: deps
 	@tests/host/run.sh $(LOGS)
 
 # lava-check runs the quick suite here: qemu-verify has just run the whole

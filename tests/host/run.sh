@@ -65,7 +65,8 @@ echo "TAP version 13"
 for t in "$ROOT"/tests/host/test_*.py; do
 	u=$(cd "$ROOT" && env KSRC="$KSRC" $PYTHON -B -m unittest -v "$t" 2>&1)
 	printf '%s\n' "$u" > "$TMP/unit"
-	why=$(grep -o "skipped '.*'" "$TMP/unit" | sort | uniq -c | sed "s/^ *\([0-9]*\) skipped '\(.*\)'/\1 skipped: \2/" | paste -sd';')
+	why=$(sed -n "s/.* \.\.\. skipped [\"']\(.*\)[\"']\$/\1/p" "$TMP/unit" | sort | uniq -c |
+		sed 's/^ *\([0-9]*\) \(.*\)/\1 skipped: \2/' | paste -sd';')
 	ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\}.*/\1/p' "$TMP/unit")
 	check "unit tests: $(basename "$t" .py), ${ran:-0} tests${why:+ ($why)}" 0 '^OK' cat "$TMP/unit"
 done

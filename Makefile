@@ -44,7 +44,7 @@ TIMEOUT    ?= 300
 V          ?= 0
 SERIES_SUM := $(GITDIR)/mmlab-series.sum
 # The host's Python: one package, scripts/mmlab (python3 -m mmlab.NAME).
-PY         := PYTHONPATH=$(S) /usr/bin/python3 -m mmlab.
+PY         := env PYTHONPATH=$(S) /usr/bin/python3 -m mmlab.
 
 # ccache when present (make deps installs it), through scripts/kcc.sh (its
 # depend mode where that is safe); evaluated when used.
@@ -138,8 +138,12 @@ tests-for:
 ## make doctor          check this machine: packages, tree, tmpfs, ptrace, kvm, disk
 ## make clean           remove build outputs but keep the unpacked tree; distclean removes build/
 
+# The host's packages, the tree's, and those of the machines built with the
+# host's compiler (uml, x86 and their kernels); arch-deps adds the others'.
+HOST_PACKAGES = $(call mfield,$(TREE),package) \
+	$(sort $(foreach m,$(machines),$(if $(call mfield,$(m),cross),,$(call mfield,$(m),packages))))
 deps:
-	@$(S)/deps.sh $(S)/packages $(call mfield,$(TREE),package)
+	@$(S)/deps.sh $(S)/packages $(HOST_PACKAGES)
 
 tree: deps
 	@$(S)/tree.sh $(KSRC) $(GITDIR)
@@ -154,7 +158,8 @@ series-reset: tree
 	@$(S)/series.sh reset $(KSRC) $(GITDIR)
 
 series-check: series
-	@$(S)/series-check.sh $(KSRC) $(GITDIR) $(ROOT)/patches $(BUILD)/check $(ROOT)/uml-config $(ROOT)/qemu-config
+	@$(S)/series-check.sh $(KSRC) $(GITDIR) $(ROOT)/patches $(BUILD)/check \
+	    $(ROOT)/$(call mfield,uml,fragments) $(ROOT)/$(call mfield,x86,fragments)
 
 series-edits: tree
 	@$(S)/series.sh edits $(KSRC) $(GITDIR)
@@ -167,7 +172,7 @@ $(SERIES_SUM): | series
 # builds it: with its root when the machine has one of its own (root = own),
 # with ./linux linked to it when the row says so (link).
 define machine_rules
-$$(BUILD)/$(1)/.mmlab-fragment: $(call mfield,$(1),fragments) $$(SERIES_SUM)
+$$(BUILD)/$(1)/.mmlab-fragment: $(call mfield,$(1),fragments) $$(SERIES_SUM) $$(ROOT)/machines.mk
 	@CROSS_COMPILE=$(call mfield,$(1),cross) $$(S)/config.sh $$(KSRC) $$(BUILD)/$(1) $(call mfield,$(1),arch) \
 	    "$(call mfield,$(1),base)" $(addprefix $$(ROOT)/,$(call mfield,$(1),fragments))
 	@echo "mmlab: $$(BUILD)/$(1)/.config ready ($(subst $(space), + ,$(strip $(call mfield,$(1),base) \
@@ -337,7 +342,7 @@ bench: deps series initramfs
 # The host tooling's own tests (tests/host/): on a fresh clone the Python
 # package's unit tests; the checks that need the tree, a UML or an x86
 # kernel skip, naming the target that makes it, until those are built.
-test-host: deps
+test-host: tree
 	@tests/host/run.sh $(LOGS)
 
 # lava-check runs the quick suite here: qemu-verify has just run the whole
@@ -401,7 +406,7 @@ fresh-check: deps
 	@$(S)/fresh-check.sh $(ROOT) $(BUILD) $(LOGS)
 
 doctor:
-	@$(S)/doctor.sh $(KSRC)
+	@$(S)/doctor.sh $(KSRC) $(foreach f,tarball version,$(call mfield,$(TREE),$(f))) $(HOST_PACKAGES)
 
 clean:
 	rm -rf $(addprefix $(BUILD)/,$(machines)) $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img \

@@ -31,8 +31,13 @@ BRANCH=mmlab-bisect
 	"make bisect GOOD=0008 BAD=0016 [T=kunit,munmap] [BISECT_ON=x86]"
 # The machines make builds from this tree by their name (not make bench's
 # baselines, built from a tree of their own).
-ons=$(for m in $(PYTHONPATH=$MMLAB_SCRIPTS /usr/bin/python3 -m mmlab.conf machines); do
-	[ -n "$(conf "$m" built_by)" ] || echo "$m"; done) || exit 2
+all=$(PYTHONPATH=$MMLAB_SCRIPTS /usr/bin/python3 -m mmlab.conf machines) || exit 2
+ons=
+for m in $all; do
+	by=$(conf "$m" built_by) || exit 2
+	[ -n "$by" ] || ons="$ons $m"
+done
+ons=${ons# }
 case " $ons " in
 *" $ON "*) ;;
 *) die "BISECT_ON=$ON is not a machine make builds from the tree (machines.mk)" \

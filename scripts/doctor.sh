@@ -1,20 +1,19 @@
 #!/bin/bash
 # One line per check of this machine, OK or FAIL with the fix. Exit 2 if any failed.
-# The kernel tree checked for is trees.mk's (MMLAB_TREE names it, default the first).
-# usage: doctor.sh KSRC
+# The kernel tree checked for is trees.mk's, as make read it (no Python
+# needed: doctor runs before make deps has installed it).
+# usage: doctor.sh KSRC TARBALL VERSION PACKAGE...  (the tree's package
+# first, then the host machines' packages beyond scripts/packages)
 . "$(dirname "$0")/lib.sh"
-KSRC=$1
+[ $# -ge 4 ] || die "usage: doctor.sh KSRC TARBALL VERSION PACKAGE..." "make doctor (it passes trees.mk's)"
+KSRC=$1 tb=$2 ver=$3 pkg=$4
+shift 3
 fails=0
 ok()   { printf 'OK    %s\n' "$1"; }
 bad()  { printf 'FAIL  %s\n      fix: %s\n' "$1" "$2"; fails=$((fails + 1)); }
 info() { printf 'INFO  %s\n' "$1"; }
 
-# the tree's package, its tarball and VERSION.PATCHLEVEL (trees.mk)
-{ pkg=$(tree_conf package) && tb=$(tree_conf tarball) && ver=$(tree_conf version); } ||
-	die "no kernel tree to check for (trees.mk, MMLAB_TREE=${MMLAB_TREE:-})" \
-		"MMLAB_TREE= a tree of trees.mk, or unset"
-
-pk=$(missing_packages "$MMLAB_SCRIPTS/packages" "$pkg")
+pk=$(missing_packages "$MMLAB_SCRIPTS/packages" "$@")
 [ -n "$pk" ] && pk=" $pk"
 if [ -z "$pk" ]; then ok "packages: all installed"
 else

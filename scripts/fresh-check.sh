@@ -19,7 +19,9 @@
 set -uo pipefail
 ROOT=$1 BUILD=$2 LOGS=$3
 FRESH=$BUILD/fresh
-SUITE=${FRESH_SUITE:-bookworm}
+# the first Debian release whose apt offers the tree in use (trees.mk)
+SUITE=${FRESH_SUITE:-$(tree_conf releases | awk '{ print $1 }')}
+[ -n "$SUITE" ] || die "no Debian release for the tree in use (trees.mk: releases)" "FRESH_SUITE=bookworm"
 mkdir -p "$LOGS"
 log=$LOGS/fresh-check.log
 : > "$log"
@@ -136,7 +138,6 @@ if [ $rc = 0 ]; then
 	fi
 fi
 echo "fresh-check: $([ $rc = 0 ] && echo passed || echo FAILED) in $(elapsed)" >> "$log"
-# For make test's sum: the check is one test.
-if [ $rc = 0 ]; then echo "1 0 0 0"; else echo "0 1 0 $rc"; fi > "$LOGS/fresh-check.summary"
 say "fresh-check $([ $rc = 0 ] && echo passed || echo FAILED) in $(( $(date +%s) - t0 ))s (log: $log)"
-exit $rc
+# For make test's sum: the check is one test.
+if [ $rc = 0 ]; then finish "$LOGS" fresh-check 1 0 0 0; else finish "$LOGS" fresh-check 0 1 0 $rc; fi

@@ -99,12 +99,14 @@ off=$CHECK/options-off.config x86_off=$CHECK/x86-options-off.config
 say "the series' own options (off for the zero-cost check): $(off_fragment "$FRAGMENT" "$off")"
 say "on x86: $(off_fragment "$X86_FRAGMENT" "$x86_off")"
 
+# the uml and x86 machines' arch and base config (machines.mk)
+uml_arch=$(conf uml arch) uml_base=$(conf uml base) x86_arch=$(conf x86 arch) x86_base=$(conf x86 base)
 build() {	# build NAME FRAGMENT: UML in $CHECK/uml
 	local t0=$(date +%s) log=$CHECK/build-$1.log
-	make -s O="$CHECK/uml" ARCH=um defconfig > "$log" 2>&1 &&
-	ARCH=um scripts/kconfig/merge_config.sh -m -O "$CHECK/uml" "$CHECK/uml/.config" "$2" >> "$log" 2>&1 &&
-	make -s O="$CHECK/uml" ARCH=um olddefconfig >> "$log" 2>&1 &&
-	make -s O="$CHECK/uml" ARCH=um CC="$CC" -j"$JOBS" vmlinux >> "$log" 2>&1
+	make -s O="$CHECK/uml" ARCH="$uml_arch" $uml_base > "$log" 2>&1 &&
+	ARCH=$uml_arch scripts/kconfig/merge_config.sh -m -O "$CHECK/uml" "$CHECK/uml/.config" "$2" >> "$log" 2>&1 &&
+	make -s O="$CHECK/uml" ARCH="$uml_arch" olddefconfig >> "$log" 2>&1 &&
+	make -s O="$CHECK/uml" ARCH="$uml_arch" CC="$CC" -j"$JOBS" vmlinux >> "$log" 2>&1
 	local rc=$?
 	echo "  $([ $rc = 0 ] && echo ok || echo FAIL)   $1 ($(( $(date +%s) - t0 ))s, log $log)"
 	return $rc
@@ -198,9 +200,6 @@ quilt pop -q "$(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | awk '{pr
 	grep -B1 -xF "$zero_from" | head -1)" > "$CHECK/push.log" 2>&1 ||
 	{ cat "$CHECK/push.log"; die "cannot pop back to before $zero_from"; }
 ok_before=1
-# the uml and x86 machines' arch and base config (machines.mk), the
-# series' options off
-uml_arch=$(conf uml arch) uml_base=$(conf uml base) x86_arch=$(conf x86 arch) x86_base=$(conf x86 base)
 zbuild "before-$zero_from" "$uml_arch" "$uml_base" "$off" && dump_objects "$CHECK/zc-$uml_arch" "$CHECK/dump-um-before" || ok_before=0
 zbuild "before-$zero_from" "$x86_arch" "$x86_base" "$x86_off" &&
 	dump_objects "$CHECK/zc-$x86_arch" "$CHECK/dump-x86_64-before" || ok_before=0

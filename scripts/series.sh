@@ -90,7 +90,7 @@ apply() {
 		git clean -fdxq -e /patches
 		rm -f "$STAMP"
 		die "the tree was left pristine (no patch applied)" \
-			"refresh $PATCHES/$bad against 6.1 (cd $SRC; quilt push -f; fix; quilt refresh)"
+			"refresh $PATCHES/$bad against Linux ${MMLAB_TREE:-its tree} (cd $SRC; quilt push -f; fix; quilt refresh)"
 	fi
 	commit_state
 	local sum mtime f same=0

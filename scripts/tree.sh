@@ -11,6 +11,7 @@ SRC=$1 GITDIR=$2
 TARBALL=$(tree_conf tarball)
 PKG=$(tree_conf package)
 VER=$(tree_conf version)
+SUB=$(tree_conf sublevel)
 export GIT_DIR=$GITDIR GIT_WORK_TREE=$SRC
 
 version() {
@@ -46,3 +47,5 @@ if [ ! -d "$GITDIR" ]; then
 		git tag pristine' "$v"
 fi
 say "kernel tree $SRC: Linux $v"
+[ "$v" = "$VER.$SUB" ] ||
+	warn "the series was made and tested on $VER.$SUB (trees.mk); $v may need its patches refreshed"

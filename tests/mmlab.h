@@ -164,7 +164,10 @@ static inline long mmlab_meminfo(const char *field)
  * meet the OOM killer (or take the boot down with it). It skips instead,
  * saying how much it needs and how to give it: a UML guest booted without
  * mem= has UML's default of 64 MiB, about 30 MiB of it available. QEMU's
- * sh4 board (r2d) cannot be given more than its 64 MiB.
+ * sh4 board (r2d) cannot be given more than its 64 MiB. A whole test's
+ * need is its line in tests/manifest, which the runner checks before it
+ * starts the test (run by hand, it does not check); these helpers are for
+ * a case's own need, or one that comes after others.
  */
 #ifdef __sh__
 #define MMLAB_MEM_FIX	"sh4's r2d board has 64 MiB, no more"

@@ -23,7 +23,7 @@ import time
 
 
 from . import conf, qemu
-from .outcome import FAIL, TIMEOUT, die, say
+from .outcome import FAIL, PASS, TIMEOUT, die, say, summary_line
 
 KERNELS = ('stock', 'off', 'patched')
 X86 = conf.machine('x86')
@@ -256,8 +256,8 @@ plot "{dat}" using 3:xtic(2) title "stock", "" using 4 title "series, options of
         die(f'gnuplot failed: {r.stderr.decode()[:300]}', 'make deps (gnuplot-nox)')
     say(f'results: {os.path.join(a.out, "results.json")}, plot: {png}')
     failed = sum(1 for ok, _ in checks if not ok)
-    say(f'{len(checks) - failed} passed, {failed} failed')
-    sys.exit(1 if failed else 0)
+    print(summary_line(len(checks) - failed, failed, 0), flush=True)
+    sys.exit(FAIL if failed else PASS)
 
 
 if __name__ == '__main__':

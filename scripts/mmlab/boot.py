@@ -43,8 +43,7 @@ def kvm_works(m, kernel):
     """
     if not (os.access('/dev/kvm', os.R_OK | os.W_OK)):
         return False, '/dev/kvm is not usable'
-    cmd = [m.qemu, '-accel', 'kvm', '-m', '256M', '-nographic', '-no-reboot',
-           '-kernel', kernel, '-append', f'console={m.console} earlyprintk=serial panic=-1 mmlab.mode=hang']
+    cmd = qemu.probe_command(m, kernel)
     t0 = time.monotonic()
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

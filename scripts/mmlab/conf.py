@@ -144,10 +144,6 @@ def tree(version=None):
     return dict(TREES[version], name=version)
 
 
-def qemu_machines():
-    return {n: m for n, m in MACHINES.items() if m.boot == 'qemu'}
-
-
 def problems(root=ROOT):
     """What is missing or wrong in root's tables, one line each."""
     out = []
@@ -206,8 +202,9 @@ def main(argv):
             print(TREES[name].get(field, ''))
             return 0
         m = machine(name)
-        if field not in FIELDS and not hasattr(m, field):
-            die(f'machines have no field {field!r}', f'one of: {" ".join(FIELDS)}')
+        derived = ('kernel', 'root_image', 'make_targets', 'config_name', 'out')
+        if field not in FIELDS and field not in derived:
+            die(f'machines have no field {field!r}', f'one of: {" ".join(FIELDS + list(derived))}')
         v = getattr(m, field)
         v = v() if callable(v) else v
         print(' '.join(v) if isinstance(v, list) else '' if v is None else v)

@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 from . import conf
-from .outcome import die, warn
+from .outcome import FAIL, PASS, die, finish, warn, write_summary
 from .series import patchset_hash, patches, sha256_of
 
 ORIGIN = 'mmlab'
@@ -36,12 +36,6 @@ STABLE = 'https://git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git'
 def segment(name):
     """One path segment in KCIDB's [a-zA-Z0-9_-]+."""
     return re.sub(r'[^a-zA-Z0-9_-]+', '_', name).strip('_') or '_'
-
-
-def tree_in_use():
-    """The row of trees.mk the checkout is: MMLAB_TREE's (the Makefile
-    exports it), else the first."""
-    return conf.tree(os.environ.get('MMLAB_TREE') or next(iter(conf.TREES)))
 
 
 def checkout(root, ksrc, tree):
@@ -193,7 +187,7 @@ def main():
         import jsonschema  # pylint: disable=import-outside-toplevel
     except ImportError:
         die('python3-jsonschema is missing', 'make deps')
-    co = checkout(root, ksrc, tree_in_use())
+    co = checkout(root, ksrc, conf.tree())
     stock = stock_checkout(co)
     blds = builds(root, co['id'], stock['id'])
     # a run that names no machine: the table's first machine of its kind
@@ -242,23 +236,20 @@ def main():
     errors = sorted(v.iter_errors(doc), key=lambda e: list(e.absolute_path))
     with open(out, 'w') as f:
         json.dump(doc, f, indent=1)
-    summary = os.path.join(logdir, 'kcidb.summary')
     if errors:
         for e in errors[:20]:
             where = '/'.join(str(p) for p in e.absolute_path)
             print(f'mmlab: kcidb: {where}: {e.message}', file=sys.stderr)
-        with open(summary, 'w') as f:
-            f.write('0 1 0 1\n')
-        die(f'{out} does not validate against {schema_path}: {len(errors)} errors', rc=1)
-    with open(summary, 'w') as f:
-        f.write('1 0 0 0\n')
+        write_summary(logdir, 'kcidb', 0, 1, 0, FAIL)
+        die(f'{out} does not validate against {schema_path}: {len(errors)} errors', rc=FAIL)
     counts = {}
     for t in tests:
         counts[t['status']] = counts.get(t['status'], 0) + 1
     print(f'mmlab: {out}: KCIDB v5.3, valid: {len(checkouts)} checkouts, {len(blds)} builds, '
           f'{len(tests)} tests '
           f'({", ".join(f"{n} {s}" for s, n in sorted(counts.items()))})')
+    return finish(logdir, 'kcidb', 1, 0, 0, PASS)
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())

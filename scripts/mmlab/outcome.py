@@ -11,11 +11,9 @@ import sys
 
 from . import ROOT
 
+# (a run that saw several: a splat before a timeout before a setup error
+# before a failure, scripts/test-all.sh's rank())
 PASS, FAIL, SETUP, SPLAT, TIMEOUT = 0, 1, 2, 3, 124
-# worst first: a splat hides a timeout, which hides a setup error, ...
-SEVERITY = {PASS: 0, FAIL: 1, SETUP: 2, TIMEOUT: 3, SPLAT: 4}
-WHAT = {PASS: 'pass', FAIL: 'test failure', SETUP: 'setup', SPLAT: 'kernel splat',
-        TIMEOUT: 'timeout'}
 SPLAT_FILE = os.path.join(ROOT, 'rootfs/etc/mmlab/splat')
 
 
@@ -27,16 +25,17 @@ def warn(msg):
     print(f'mmlab: warning: {msg}', file=sys.stderr, flush=True)
 
 
-def die(msg, fix=None, rc=SETUP):
-    """An error that names its fix; exits rc (2, setup, unless told)."""
+def error(msg, fix=None):
+    """An error and its fix, two lines on stderr; the caller goes on."""
     print(f'mmlab: error: {msg}', file=sys.stderr, flush=True)
     if fix:
         print(f'mmlab:   fix: {fix}', file=sys.stderr, flush=True)
+
+
+def die(msg, fix=None, rc=SETUP):
+    """An error that names its fix; exits rc (2, setup, unless told)."""
+    error(msg, fix)
     sys.exit(rc)
-
-
-def worst(*codes):
-    return max(codes, key=lambda c: SEVERITY.get(c, 4))
 
 
 def summary_line(passed, failed, skipped):
@@ -62,8 +61,19 @@ def splat_patterns(path=SPLAT_FILE):
     """The kernel-report patterns, one per line: the guest's kernel_log test
     greps the same file (grep -E -f), so they are written in the syntax
     both POSIX ERE and Python's re read alike."""
-    with open(path) as f:
-        return [l.rstrip('\n') for l in f if l.strip() and not l.startswith('#')]
+    try:
+        with open(path) as f:
+            return [l.rstrip('\n') for l in f if l.strip() and not l.startswith('#')]
+    except OSError as e:
+        die(f'the splat patterns: {e}', 'git checkout rootfs/etc/mmlab/splat')
 
 
-SPLAT_RE = re.compile('|'.join(splat_patterns()))
+_SPLAT_RE = None
+
+
+def splat_re():
+    """The patterns as one regular expression (read on first use)."""
+    global _SPLAT_RE  # pylint: disable=global-statement
+    if _SPLAT_RE is None:
+        _SPLAT_RE = re.compile('|'.join(splat_patterns()))
+    return _SPLAT_RE

@@ -84,3 +84,10 @@ def command(m, kernel, initrd, params, accel, mem, smp, nodes, thread=TCG_THREAD
     if gdb:
         cmd += ['-s', '-S']
     return cmd + ['-append', ' '.join(params)]
+
+
+def probe_command(m, kernel):
+    """A short KVM boot of @kernel that prints early (boot.py's probe: does a
+    KVM guest run here at all?)."""
+    return [m.qemu, '-accel', 'kvm', '-m', '256M', '-nographic', '-no-reboot', '-kernel', kernel,
+            '-append', f'console={m.console} earlyprintk=serial panic=-1 mmlab.mode=hang']

@@ -17,9 +17,7 @@ import re
 import subprocess
 import sys
 
-from .outcome import (FAIL, SETUP, SPLAT, SPLAT_RE, TIMEOUT, die, say, summary_line, warn,
-                      write_summary)
-from .series import patchset_hash, sha256_of  # noqa: F401 (boot, lava)
+from .outcome import FAIL, SETUP, SPLAT, TIMEOUT, die, error, say, splat_re, summary_line, write_summary
 
 # The guest's kernel_log test sorts the KCSAN reports (rootfs/bin/mmlab-kcsan)
 # and names each one it clears (listed in kcsan-known, or no frame in a
@@ -39,7 +37,7 @@ STAMPED = re.compile(r'\[\s*\d+\.\d+\] .*\S')
 
 def is_splat(line, cleared=()):
     # SPLAT_RE: rootfs/etc/mmlab/splat, which the guest's kernel_log greps too
-    if not SPLAT_RE.search(line) or CLEARED.match(line):
+    if not splat_re().search(line) or CLEARED.match(line):
         return False
     m = STAMPED.search(line)
     return (m.group(0) if m else line.strip()) not in cleared
@@ -167,12 +165,20 @@ def running_test(lines):
     return None
 
 
+DUMP_PAGE = re.compile(r'page dumped because')
+
+
 def triage(lines, cleared):
     """One line naming the first splat: its title, where, and the test running.
     cleared: cleared_reports(lines)."""
     first = next((i for i, l in enumerate(lines) if is_splat(l, cleared)), None)
     if first is None:
         return None
+    # dump_page() speaks before the report it belongs to (VM_BUG_ON_PAGE's
+    # BUG, VM_WARN_ON_PAGE's WARNING): the report is the title.
+    if DUMP_PAGE.search(lines[first]):
+        first = next((i for i in range(first + 1, min(len(lines), first + 40))
+                      if is_splat(lines[i], cleared) and not DUMP_PAGE.search(lines[i])), first)
     title = TIMESTAMP.sub('', lines[first]).strip()
     title = re.sub(r'^#\s*(\[\s*\d+\.\d+\]\s*)?', '', title)   # quoted by the guest's kernel_log
     where = comm = None
@@ -386,7 +392,7 @@ def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=
     try:
         junit(json_path, os.path.join(logdir, f'{name}.junit.xml'), name, top, rc, why)
     except ImportError:
-        warn('python3-junit.xml is missing: no JUnit for this run (fix: make deps)')
+        error('python3-junit.xml is missing: no JUnit for this run', 'make deps')
         rc = rc or SETUP
     if rc == SPLAT and log_path:
         say(decode(ksrc, vmlinux, log_path, decoded))

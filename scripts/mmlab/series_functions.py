@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 
+from . import conf
 from .outcome import die
 
 HUNK = re.compile(r'^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@')
@@ -62,7 +63,7 @@ def main():
         die('usage: python3 -m mmlab.series_functions SRC GITDIR OUT', __doc__.strip().splitlines()[0])
     src, gitdir, out = (os.path.abspath(a) for a in sys.argv[1:])
     if not os.path.isfile(os.path.join(src, 'mm', 'mmu_gather.c')):
-        die(f'{src} is not a kernel tree', 'make tree, or point KSRC at the unpacked 6.1 tree')
+        die(f'{src} is not a kernel tree', f'make tree, or point KSRC at an unpacked {conf.tree()["version"]} tree')
     diff = git(gitdir, src, 'diff', '-U0', '--no-color', 'pristine', '--',
                '*.c', '*.h', ':!tools', ':!scripts', ':!samples')
     stamp = '# diff %s\n' % hashlib.sha1(diff.encode()).hexdigest()

@@ -6,6 +6,8 @@ Differences from ef76733, each on purpose:
 - bench: the same arguments, -append now last as in every other command
   line (one builder); the golden argv has this order.
 - the LAVA job's comment names scripts/mmlab/lava.py (the module moved).
+Added after ef76733: soak-x86 (x86-kasan) and the KVM probe's argv, made by
+this code; each is what ef76733's Makefile and boot.py ran (read there).
 """
 import json
 import os
@@ -18,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, 'scripts'))
 
-from mmlab import boot, conf, lava  # noqa: E402
+from mmlab import boot, conf, lava, qemu  # noqa: E402
 from mmlab import bench  # noqa: E402
 
 GOLDEN = os.path.join(HERE, 'golden')
@@ -35,6 +37,8 @@ RUNS = {
     'qemu-verify-kvm': ('x86', ['--name', 'qemu-verify', '--mode', 'test'], 'kvm'),
     'qemu-run': ('x86', ['--interactive', '--mode', 'shell'], 'tcg'),
     'qemu-gdb': ('x86', ['--gdb', '--name', 'qemu-gdb', '--mode', 'munmap'], 'tcg'),
+    'soak-x86': ('x86-kasan', ['--name', 'soak-x86', '--mode', 'soak', '--append', 'mmlab.soak=180'],
+                 'tcg'),
     'soak-kcsan': ('x86-kcsan', ['--name', 'soak-kcsan', '--mode', 'soak',
                                  '--append', 'mmlab.soak=180'], 'tcg'),
     **{f'qemu-verify-{m}': (m, ['--name', f'qemu-verify-{m}', '--mode', ARCH_MODE], 'tcg')
@@ -56,13 +60,17 @@ class Golden(unittest.TestCase):
             self.golden = json.load(f)
 
     def test_every_golden_command_is_made(self):
-        made = set(RUNS) | {k for k in self.golden if k.startswith('bench')}
+        made = set(RUNS) | {k for k in self.golden if k.startswith('bench')} | {'kvm-probe'}
         self.assertEqual(made, set(self.golden))
 
     def test_boot_commands(self):
         for name, (machine, args, accel) in RUNS.items():
             with self.subTest(name):
                 self.assertEqual(argv(machine, args, accel), self.golden[name])
+
+    def test_kvm_probe(self):
+        self.assertEqual(qemu.probe_command(conf.machine('x86'), '@ROOT@/build/x86/arch/x86/boot/bzImage'),
+                         self.golden['kvm-probe'])
 
     def test_bench_commands(self):
         kernel = '@ROOT@/build/x86-stock/arch/x86/boot/bzImage'

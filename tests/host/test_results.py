@@ -278,7 +278,7 @@ class KcsanTriage(unittest.TestCase):
     def test_series_functions_of_the_tree(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, 'f')
-            cmd = ['python3', '-m', 'mmlab.series_functions', KSRC,
+            cmd = [sys.executable, '-m', 'mmlab.series_functions', KSRC,
                    os.path.join(ROOT, 'build/tree.git'), out]
             env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, 'scripts'))
             subprocess.run(cmd, check=True, capture_output=True, env=env)

@@ -66,7 +66,7 @@ ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh tests/man
 
 .NOTPARALLEL:
 .PHONY: FORCE all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
-        rootfs tests test test-uml test-host run doctor clean distclean help \
+        series-export rootfs tests test test-uml test-host run doctor clean distclean help \
         initramfs qemu-verify qemu-run qemu-gdb gdb kselftest kselftest-uml kselftest-x86 \
         soak soak-uml soak-x86 soak-kcsan uml-kasan x86-kasan x86-kcsan bench test-uml-all fresh-check mutate mutate-quick \
         kcidb bisect bisect-check bundle lava-job lava-check arch-deps arch-verify machines
@@ -129,6 +129,7 @@ tests-for:
 ## make series-reset    discard local edits in the tree (back to pristine + series)
 ## make series-edits    list local edits in the tree
 ## make series-check    checkpatch --strict, git am, every prefix builds (UML), 0 bytes differ with the options off (UML, x86)
+## make series-export   the series as mail in build/export/: From and Signed-off-by you (git config user.name, user.email), [PATCH n/N], a cover letter with the numbers; checkpatch --strict
 ## make config-uml      build/uml/.config = ARCH=um defconfig + uml-config, validated
 ## make uml             build the UML kernel; ./linux links to it
 ## make x86             build x86_64 (bzImage) from the same tree in build/x86 (config: qemu-config)
@@ -160,6 +161,11 @@ series-reset: tree
 series-check: series
 	@$(S)/series-check.sh $(KSRC) $(GITDIR) $(ROOT)/patches $(BUILD)/check \
 	    $(ROOT)/$(call mfield,uml,fragments) $(ROOT)/$(call mfield,x86,fragments)
+
+# The series as mail, signed off by the repository's git identity (which
+# must not be a placeholder), with a cover letter (patches/cover-letter.txt).
+series-export: tree
+	@$(S)/series-export.sh $(ROOT) $(ROOT)/patches $(BUILD)/export $(KSRC) $(GITDIR)
 
 series-edits: tree
 	@$(S)/series.sh edits $(KSRC) $(GITDIR)

@@ -63,7 +63,7 @@ echo "TAP version 13"
 # --- the host Python: each module's unit tests -------------------------------
 # (a module's skipped cases are named in its line: "N of M skipped: why")
 for t in "$ROOT"/tests/host/test_*.py; do
-	u=$(cd "$ROOT" && env KSRC="$KSRC" $PYTHON -B -m unittest -v "$t" 2>&1)
+	u=$(cd "$ROOT" && env KSRC="$KSRC" GITDIR="$GITDIR" $PYTHON -B -m unittest -v "$t" 2>&1)
 	printf '%s\n' "$u" > "$TMP/unit"
 	why=$(sed -n "s/.* \.\.\. skipped [\"']\(.*\)[\"']\$/\1/p" "$TMP/unit" | sort | uniq -c |
 		sed 's/^ *\([0-9]*\) \(.*\)/\1 skipped: \2/' | paste -sd';')

@@ -132,7 +132,7 @@ def vmlinux_of(m, kernel):
 
 
 def parse_args(argv=None, root=ROOT):
-    p = argparse.ArgumentParser(description=__doc__,
+    p = argparse.ArgumentParser(prog='python3 -m mmlab.boot', description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('machine', choices=list(conf.MACHINES), metavar='MACHINE',
                    help='a machine of machines.mk: ' + ' '.join(conf.MACHINES))

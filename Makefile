@@ -55,7 +55,6 @@ kcc = $(strip $(if $(HAVE_CCACHE),$(S)/kcc.sh )$(call mfield,$(1),cross)gcc \
 # $(call boot,NAME) ARGS: boot machine NAME's kernel (scripts/mmlab/boot.py)
 boot = $(PY)boot $(1) --ksrc $(KSRC) --logdir $(LOGS) $(if $(QEMU_TIMEOUT),--timeout $(QEMU_TIMEOUT)) \
        $(if $(filter 1,$(V)),--verbose)
-QEMU_MACHINES := $(foreach m,$(machines),$(if $(filter qemu,$(call mfield,$(m),boot)),$(m)))
 # The other architectures: the machines with a root of their own.
 ARCHES     := $(foreach m,$(machines),$(if $(filter own,$(call mfield,$(m),root)),$(m)))
 

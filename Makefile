@@ -4,33 +4,57 @@
 
 SHELL      := /bin/bash
 ROOT       := $(CURDIR)
-BUILD      := $(ROOT)/build
 S          := $(ROOT)/scripts
 
-# One make at a time per checkout: a second one waits, naming the first
-# (scripts/lock.sh). Interactive targets hold the lock only while building.
+# The kernel trees, as data (trees.mk; machines.mk below has the machines).
+# $(call mfield,NAME,FIELD): a field of machine (or tree) NAME, its `from` block
+# filling the fields it does not give (scripts/mmlab/conf.py reads the same).
+include $(ROOT)/trees.mk
+mfield = $(if $(filter undefined,$(origin $(1).$(2))),$(if $(filter-out undefined,$(origin $(1).from)),$(call mfield,$($(1).from),$(2))),$($(1).$(2)))
+
+# The tree: KVER=6.1 or 6.12; else the version of KSRC= (a tree of your
+# own); else the one this Debian release's linux-source depends on (trees.mk's
+# `default`: 6.1 on Debian 12, 6.12 on Debian 13). Each tree builds into its
+# own build/KVER; ./linux and ./rootfs.img are the last tree built.
+RELEASE    := $(shell . /etc/os-release 2>/dev/null && echo $$VERSION_CODENAME)
+ifdef KSRC
+KSRC       := $(abspath $(KSRC))
+KSRC_VER   := $(shell sed -n -e 's/^VERSION = //p' -e 's/^PATCHLEVEL = //p' $(KSRC)/Makefile 2>/dev/null | paste -sd.)
+endif
+RELEASE_TREE := $(or $(firstword $(foreach t,$(trees),$(if $(filter $(RELEASE),$(call mfield,$(t),default)),$(t)))),$(firstword $(trees)))
+KVER       ?= $(or $(KSRC_VER),$(RELEASE_TREE))
+KVER_BAD   := $(if $(filter $(KVER),$(trees)),$(if $(and $(KSRC),$(filter-out $(KVER),$(KSRC_VER))),ksrc),unknown)
+export KVER
+BUILD      := $(ROOT)/build/$(KVER)
+export MMLAB_BUILD := $(BUILD)
+# One make at a time per checkout (all trees: one kernel build at a time):
+# a second one waits, naming the first (scripts/lock.sh). Interactive
+# targets hold the lock only while building.
+LOCKDIR    := $(ROOT)/build
 NOLOCK_GOALS := help doctor deps run gdb qemu-run qemu-gdb fresh-check machines machine-fields tests-for
-LOCKED     = $(if $(MMLAB_LOCKED),,MMLAB_GOALS="$@" $(S)/lock.sh $(BUILD))
+LOCKED     = $(if $(MMLAB_LOCKED),,MMLAB_GOALS="$@" $(S)/lock.sh $(LOCKDIR))
 GOALS      := $(or $(MAKECMDGOALS),all)
 ifeq ($(MMLAB_LOCKED),)
 NEED_LOCK  := $(filter-out $(NOLOCK_GOALS),$(GOALS))
 endif
-ifneq ($(NEED_LOCK),)
+ifneq ($(KVER_BAD),)
 .PHONY: $(GOALS)
 $(firstword $(GOALS)):
-	@MMLAB_GOALS="$(GOALS)" $(S)/lock.sh $(BUILD) $(MAKE) --no-print-directory $(MAKECMDGOALS)
+	@$(S)/kver.sh $(KVER_BAD) "$(KVER)" "$(KSRC)" "$(KSRC_VER)" "$(RELEASE)" $(trees)
+$(wordlist 2,$(words $(GOALS)),$(GOALS)):
+	@:
+else ifneq ($(NEED_LOCK),)
+.PHONY: $(GOALS)
+$(firstword $(GOALS)):
+	@MMLAB_GOALS="$(GOALS)" $(S)/lock.sh $(LOCKDIR) $(MAKE) --no-print-directory $(MAKECMDGOALS)
 $(wordlist 2,$(words $(GOALS)),$(GOALS)):
 	@:
 else
-# The machines and the kernel trees, as data (one block each): everything
-# below that differs per machine or tree reads these two files.
-include $(ROOT)/machines.mk $(ROOT)/trees.mk
-# $(call mfield,NAME,FIELD): a field of machine (or tree) NAME, its `from` block
-# filling the fields it does not give (scripts/mmlab/conf.py reads the same).
-mfield = $(if $(filter undefined,$(origin $(1).$(2))),$(if $(filter-out undefined,$(origin $(1).from)),$(call mfield,$($(1).from),$(2))),$($(1).$(2)))
-TREE       := $(firstword $(trees))
+# The machines, as data (one block each): everything below that differs
+# per machine or tree reads machines.mk and trees.mk.
+include $(ROOT)/machines.mk
+TREE       := $(KVER)
 ifdef KSRC
-KSRC       := $(abspath $(KSRC))
 GITDIR     := $(BUILD)/ksrc.git
 export KSRC_IS_USER := 1
 else
@@ -38,6 +62,9 @@ KSRC       := $(BUILD)/src
 GITDIR     := $(BUILD)/tree.git
 endif
 export MMLAB_TREE := $(TREE)
+# The tree's quilt series and its patches (patches/KVER).
+SERIES     := $(ROOT)/$(call mfield,$(TREE),series)
+PATCHES    := $(patsubst %/,%,$(dir $(SERIES)))
 LOGS       := $(BUILD)/logs
 JOBS       ?= $(shell nproc)
 TIMEOUT    ?= 300
@@ -74,6 +101,10 @@ all: deps uml rootfs
 	@$(MAKE) -s test-uml
 
 help:
+	@echo "Tree: KVER=$(KVER) ($(call mfield,$(KVER),package)$(if $(KSRC_IS_USER),$(comma) KSRC=$(KSRC)); this release, $(or $(RELEASE),unknown), defaults to $(RELEASE_TREE); trees: $(trees))"
+	@echo "./linux and ./rootfs.img: $$(t=$$(readlink linux 2>/dev/null); t=$${t#build/}; \
+	    [ -n "$$t" ] && echo "tree $${t%%/*} ($$(readlink linux), $$(readlink rootfs.img))" || echo "not built yet (make)")"
+	@echo "build/KVER below is build/$(KVER); make KVER=... for another tree."; echo
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
 	@echo; echo "Variables (make VAR=value or the environment; docs/variables.md says more):"
 	@awk -F' *[|] *' '/^[|] `[A-Z]/ { gsub(/`/, "", $$2); printf "  %-16s %s (default: %s)\n", $$2, $$5, $$3 }' \
@@ -109,38 +140,38 @@ tests-for:
 ## make qemu-verify-s390x  the same for s390x (s390-ccw-virtio): a gather that frees each page at once
 ## make qemu-verify-sh4  the same for sh4 (r2d: one CPU, 64 MiB; programs on musl)
 ## make arch-verify     qemu-verify-ARCH for every other architecture (arm64, arm, s390x, sh4); make test runs it
-## make kselftest       the tree's vm selftests (tests/kselftest-vm.list) on UML and on x86
+## make kselftest       the tree's mm selftests (6.1: tests/kselftest-vm.list, 6.12: kselftest-mm.list) on UML and on x86
 ## make bench           stock vs the series (options off, on) on x86_64 in QEMU, 2 NUMA nodes: ns/page ratios, TLB shootdowns, counters, plot (BOOTS=5)
 ## make soak            stress-ng + trinity + our tests under fault injection: KASAN UML and x86, KCSAN x86 (SOAK_SECONDS=180 SEED=n)
-## make kcidb           the last results as one KCIDB v5.3 document, build/logs/kcidb.json, validated (KCIDB_URL= KCIDB_TOKEN= also submit it)
+## make kcidb           the last results as one KCIDB v5.3 document, build/KVER/logs/kcidb.json, validated (KCIDB_URL= KCIDB_TOKEN= also submit it)
 ## make bisect          GOOD=<patch> BAD=<patch>: the first patch of the series that fails T=tests (default kunit; BISECT_ON=x86)
 ## make bisect-check    make bisect over the series with a known bad patch slipped in: it must name it
-## make bundle          build/bundles/*.tar.gz: kernel, config, image, series, command line, logs of a run (RUN=name; default the last failed)
-## make lava-job        build/lava/: a LAVA job and device for the x86_64 suite (Debian's lava-dispatcher runs it)
+## make bundle          build/KVER/bundles/*.tar.gz: kernel, config, image, series, command line, logs of a run (RUN=name; default the last failed)
+## make lava-job        build/KVER/lava/: a LAVA job and device for the x86_64 suite (Debian's lava-dispatcher runs it)
 ## make lava-check      run that job with lava-run here; LAVA's results.yaml must agree with our KTAP, case for case
 ## make qemu-run        the x86_64 guest with an interactive shell
 ## make qemu-gdb        QEMU -s -S (nokaslr) with gdb attached, lx-* helpers loaded (WORKLOAD=name)
 ## make gdb             UML under gdb with the MM helpers (WORKLOAD=munmap: boot into that test)
 ## make deps            apt-get install what the build needs
-## make tree            unpack /usr/src/linux-source-6.1.tar.xz to build/src (KSRC=/path: your 6.1 tree)
-## make series          apply patches/series (re-applied when a patch or the series changed)
+## make tree            unpack the tree's Debian tarball (/usr/src/linux-source-KVER.tar.xz) to build/KVER/src (KSRC=/path: your own 6.1 or 6.12 tree)
+## make series          apply the tree's series, patches/KVER/series (re-applied when a patch or the series changed)
 ## make series-refresh  turn local edits in the tree into the top patch of the series (P=0007: into that one)
 ## make series-reset    discard local edits in the tree (back to pristine + series)
 ## make series-edits    list local edits in the tree
 ## make series-check    checkpatch --strict, git am, every prefix builds (UML), 0 bytes differ with the options off (UML, x86)
-## make series-export   the series as mail in build/export/: From and Signed-off-by you (git config user.name, user.email), [PATCH n/N], a cover letter with the numbers; checkpatch --strict
-## make config-uml      build/uml/.config = ARCH=um defconfig + uml-config, validated
+## make series-export   the series as mail in build/KVER/export/: From and Signed-off-by you (git config user.name, user.email), [PATCH n/N], a cover letter with the numbers; checkpatch --strict
+## make config-uml      build/KVER/uml/.config = ARCH=um defconfig + uml-config, validated
 ## make uml             build the UML kernel; ./linux links to it
-## make x86             build x86_64 (bzImage) from the same tree in build/x86 (config: qemu-config)
-## make arm64 / arm / s390x / sh4  cross-build that kernel (build/ARCH) and its initramfs, no boot
-## make rootfs          build/rootfs.img (ext4, mkfs.ext4 -d); ./rootfs.img links to it
+## make x86             build x86_64 (bzImage) from the same tree in build/KVER/x86 (config: qemu-config)
+## make arm64 / arm / s390x / sh4  cross-build that kernel (build/KVER/ARCH) and its initramfs, no boot
+## make rootfs          build/KVER/rootfs.img (ext4, mkfs.ext4 -d); ./rootfs.img links to it
 ## make machines       the machines (machines.mk) and kernel trees (trees.mk) the targets build, a line each
 ## make doctor          check this machine: packages, tree, tmpfs, ptrace, kvm, disk
 ## make clean           remove build outputs but keep the unpacked tree; distclean removes build/
 
 # The host's packages, the tree's, and those of the machines built with the
 # host's compiler (uml, x86 and their kernels); arch-deps adds the others'.
-HOST_PACKAGES = $(call mfield,$(TREE),package) \
+HOST_PACKAGES = $(if $(KSRC_IS_USER),,$(call mfield,$(TREE),package)) \
 	$(sort $(foreach m,$(machines),$(if $(call mfield,$(m),cross),,$(call mfield,$(m),packages))))
 deps:
 	@$(S)/deps.sh $(S)/packages $(HOST_PACKAGES)
@@ -149,22 +180,22 @@ tree: deps
 	@$(S)/tree.sh $(KSRC) $(GITDIR)
 
 series: tree
-	@$(S)/series.sh apply $(KSRC) $(GITDIR) $(ROOT)/patches
+	@$(S)/series.sh apply $(KSRC) $(GITDIR) $(PATCHES)
 
 series-refresh: tree
-	@$(S)/series.sh refresh $(KSRC) $(GITDIR) $(ROOT)/patches $(P)
+	@$(S)/series.sh refresh $(KSRC) $(GITDIR) $(PATCHES) $(P)
 
 series-reset: tree
 	@$(S)/series.sh reset $(KSRC) $(GITDIR)
 
 series-check: series
-	@$(S)/series-check.sh $(KSRC) $(GITDIR) $(ROOT)/patches $(BUILD)/check \
+	@$(S)/series-check.sh $(KSRC) $(GITDIR) $(PATCHES) $(BUILD)/check \
 	    $(ROOT)/$(call mfield,uml,fragments) $(ROOT)/$(call mfield,x86,fragments)
 
 # The series as mail, signed off by the repository's git identity (which
-# must not be a placeholder), with a cover letter (patches/cover-letter.txt).
+# must not be a placeholder), with a cover letter (cover-letter.txt beside the series).
 series-export: tree
-	@$(S)/series-export.sh $(ROOT) $(ROOT)/patches $(BUILD)/export $(KSRC) $(GITDIR)
+	@$(S)/series-export.sh $(ROOT) $(PATCHES) $(BUILD)/export $(KSRC) $(GITDIR)
 
 series-edits: tree
 	@$(S)/series.sh edits $(KSRC) $(GITDIR)
@@ -187,12 +218,17 @@ config-$(1): $(if $(call mfield,$(1),cross),arch-deps) series $$(BUILD)/$(1)/.mm
 $(1): config-$(1) $(if $(call mfield,$(1),plugin),$$(BUILD)/tools/$(call mfield,$(1),plugin).so)
 	@CROSS_COMPILE=$(call mfield,$(1),cross) $$(PY)kbuild $(1) $$(KSRC) $$(BUILD)/$(1) $(call mfield,$(1),arch) \
 	    "$$(call kcc,$(1))" $$(JOBS) $(call mfield,$(1),targets)
-$(if $(call mfield,$(1),link),	@ln -sfn build/$(1)/$(call mfield,$(1),image) $(call mfield,$(1),link)
+$(if $(call mfield,$(1),link),	@$$(call link_tree,build/$(KVER)/$(1)/$(call mfield,$(1),image),$(call mfield,$(1),link))
 	@$$(S)/gdb-setup.sh $$(ROOT) $$(BUILD)/$(1))
 $(if $(filter own,$(call mfield,$(1),root)),	@$$(MAKE) -s $$(BUILD)/initramfs-$(1).cpio)
 endef
 comma      := ,
 space      := $(subst ,, )
+# $(call link_tree[,TARGET,LINK]): ./rootfs.img and ./linux (or LINK to
+# TARGET) point into build/KVER, both at one tree: the one last built.
+link_tree = $(if $(2),ln -sfn $(1) $(2);) ln -sfn build/$(KVER)/rootfs.img rootfs.img; \
+	[ -e build/$(KVER)/uml/linux ] && ln -sfn build/$(KVER)/uml/linux linux; \
+	echo "mmlab: ./linux and ./rootfs.img are tree $(KVER) (build/$(KVER))"
 $(foreach m,$(machines),$(if $(call mfield,$(m),built_by),,$(eval $(call machine_rules,$(m)))))
 
 $(BUILD)/tests/%: tests/%.c tests/mmlab.h | tree
@@ -201,9 +237,10 @@ $(BUILD)/tests/%: tests/%.c tests/mmlab.h | tree
 
 tests: $(TEST_BINS)
 
-# The tree's vm selftests, static, for both guests (tests/kselftest-vm.list).
-KSFT_LIST := tests/kselftest-vm.list
-$(BUILD)/ksft/vm/list: $(KSFT_LIST) $(S)/kselftest.sh patches/series $(wildcard patches/*.patch) | series
+# The tree's mm selftests, static, for both guests (the list: trees.mk's
+# kselftests, tests/kselftest-vm.list on 6.1).
+KSFT_LIST := $(call mfield,$(TREE),kselftests)
+$(BUILD)/ksft/vm/list: $(KSFT_LIST) $(S)/kselftest.sh $(SERIES) $(wildcard $(PATCHES)/*.patch) | series
 	@$(S)/kselftest.sh $(KSRC) $(BUILD)/ksft $(KSFT_LIST)
 
 # The functions the series and any local edit change, for the guest's KCSAN
@@ -217,7 +254,7 @@ $(BUILD)/rootfs.img: $(ROOTFS_IN) $(TEST_BINS) $(BUILD)/ksft/vm/list $(SERIES_FU
 	@SERIES_FUNCTIONS=$(SERIES_FUNCS) $(S)/mkrootfs.sh $(BUILD)/stage $@ $(BUILD)/ksft/vm $(TEST_BINS)
 
 rootfs: $(BUILD)/rootfs.img
-	@ln -sfn build/rootfs.img rootfs.img
+	@$(call link_tree)
 
 $(BUILD)/initramfs.cpio: $(BUILD)/rootfs.img $(S)/mkinitramfs.sh
 	@$(S)/mkinitramfs.sh $(BUILD)/stage $@ $(KSRC) $(BUILD)/tools
@@ -307,7 +344,7 @@ gdb:
 	@$(LOCKED) $(MAKE) -s uml rootfs
 	@echo "mmlab: UML under gdb (mmlab.mode=$(or $(WORKLOAD),shell)); 'run' boots, Ctrl-C stops, mm-break gather COMM"
 	@gdb -iex "add-auto-load-safe-path $(ROOT)" -x gdb-scripts/uml.gdb \
-	    --args ./linux ubd0r=build/rootfs.img mem=$(uml.mem) mmlab.mode=$(or $(WORKLOAD),shell)
+	    --args ./linux ubd0r=$(BUILD)/rootfs.img mem=$(uml.mem) mmlab.mode=$(or $(WORKLOAD),shell)
 
 # The vm selftests alone, on UML and on x86 (both are also part of make test).
 kselftest: deps
@@ -388,7 +425,7 @@ kcidb: deps
 	fi
 
 bisect: series
-	@T="$(T)" BISECT_ON="$(BISECT_ON)" $(S)/bisect.sh $(ROOT) $(KSRC) $(GITDIR) $(ROOT)/patches "$(GOOD)" "$(BAD)"
+	@T="$(T)" BISECT_ON="$(BISECT_ON)" $(S)/bisect.sh $(ROOT) $(KSRC) $(GITDIR) $(PATCHES) "$(GOOD)" "$(BAD)"
 
 bisect-check: series
 	@$(S)/bisect-check.sh $(ROOT) $(KSRC) $(GITDIR) $(BUILD) $(LOGS)
@@ -411,14 +448,23 @@ fresh-check: deps
 	@$(S)/fresh-check.sh $(ROOT) $(BUILD) $(LOGS)
 
 doctor:
-	@$(S)/doctor.sh $(KSRC) $(foreach f,tarball version,$(call mfield,$(TREE),$(f))) $(HOST_PACKAGES)
+	@RELEASE=$(RELEASE) RELEASE_TREE=$(RELEASE_TREE) TREES="$(trees)" \
+	    $(S)/doctor.sh $(KSRC) $(foreach f,tarball version package,$(call mfield,$(TREE),$(f))) $(HOST_PACKAGES)
 
+# clean and distclean: the tree KVER's outputs (build/KVER); the other
+# tree's stay. ./linux and ./rootfs.img go when they point into it.
 clean:
 	rm -rf $(addprefix $(BUILD)/,$(machines)) $(BUILD)/tests $(BUILD)/stage $(BUILD)/rootfs.img \
-	       $(BUILD)/initramfs.cpio $(BUILD)/tools $(LOGS) linux rootfs.img linux-gdb.py \
+	       $(BUILD)/initramfs.cpio $(BUILD)/tools $(LOGS) \
 	       $(foreach a,$(ARCHES),$(BUILD)/tests-$(a) $(BUILD)/stage-$(a) \
 	           $(BUILD)/initramfs-$(a).cpio $(BUILD)/busybox-$(a))
+	@$(unlink_tree)
 
 distclean:
-	rm -rf $(BUILD) linux rootfs.img linux-gdb.py
+	rm -rf $(BUILD)
+	@$(unlink_tree)
+
+unlink_tree = for l in linux rootfs.img; do \
+	    case $$(readlink $$l) in build/$(KVER)/*) rm -f $$l ;; esac; done; \
+	grep -qs '$(BUILD)/' linux-gdb.py && rm -f linux-gdb.py; true
 endif

@@ -27,7 +27,8 @@ mkdir -p "$OUT"
 
 # The fragment without the series' own options: the stock tree has none of
 # them, and off is their default.
-opts=$(grep -h '^+config ' "$ROOT"/patches/*.patch | awk '{print $2}' | paste -sd'|')
+PATCHES=$(dirname "$ROOT/$(tree_conf series)")
+opts=$(cat /dev/null "$PATCHES"/*.patch 2>/dev/null | grep '^+config ' | awk '{print $2}' | paste -sd'|')
 grep -v -E "^(# )?CONFIG_($opts)[= ]" "$ROOT/qemu-config" > "$OUT/qemu-config.stock"
 
 build() {	# build MACHINE TREE: its config (machines.mk) with the stock fragment
@@ -39,7 +40,7 @@ build() {	# build MACHINE TREE: its config (machines.mk) with the stock fragment
 }
 
 stock=$BUILD/check/src
-scratch_tree "$GITDIR" "$stock" "$ROOT/patches"
+scratch_tree "$GITDIR" "$stock" "$PATCHES"
 build x86-stock "$stock"
 build x86-off "$SRC"
 make -s -C "$ROOT" x86 initramfs

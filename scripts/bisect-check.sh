@@ -14,9 +14,10 @@ ROOT=$1 SRC=$2 GITDIR=$3 BUILD=$4 LOGS=$5
 BADNAME=0016a-mmlab-bisect-check-anon-vma-recheck-inverted.patch
 P=$BUILD/bisect-check/patches
 rm -rf "$P" && mkdir -p "$P"
-cp "$ROOT"/patches/*.patch "$P/"
+PATCHES=$(dirname "$ROOT/$(tree_conf series)")
+cp "$PATCHES"/*.patch "$P/"
 grep -v '^#' "$ROOT/tests/mutants/22-lock-anon-vma-fast-recheck-inverted.patch" > "$P/$BADNAME"
-sed "/^0016-/a $BADNAME" "$ROOT/patches/series" > "$P/series"
+sed "/^0016-/a $BADNAME" "$PATCHES/series" > "$P/series"
 grep -q "^$BADNAME" "$P/series" || die "no 0016 patch in the series to slip the bad patch after"
 t0=$(date +%s)
 T=kunit BISECT_ON=uml "$ROOT/scripts/bisect.sh" "$ROOT" "$SRC" "$GITDIR" "$P" 0016 "$(grep -v -e '^#' -e '^[[:space:]]*$' "$P/series" | tail -1)" |

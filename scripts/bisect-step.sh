@@ -9,8 +9,8 @@ name=$(git log -1 --format=%s)
 # Booted as run "bisect" (not test-uml or qemu-verify: their results stay
 # those of the tree), the way make test-uml / qemu-verify boot: the
 # machine's kernel in build/MACHINE and its root, built by its make targets.
-L=$ROOT/build/logs
-O=$ROOT/build/$ON
+L=$MMLAB_BUILD/logs
+O=$MMLAB_BUILD/$ON
 # its make targets, as bisect.sh found them (conf's make_targets)
 read -ra build <<< "${BISECT_TARGETS:-$(conf "$ON" make_targets)}"
 # none (no such machine): abort git bisect run (an exit code above 127)

@@ -75,7 +75,7 @@ orig_commit=$(git rev-parse HEAD)
 # The kernel's .config as the series wants it: an older state's Kconfig
 # lacks the series' options and its build drops them from .config, so each
 # step starts again from this copy (bisect-step.sh) and so does the restore.
-O=$ROOT/build/$ON
+O=$MMLAB_BUILD/$ON
 [ -f "$O/.config" ] || die "no $O/.config to bisect with" "make $ON first"
 # what each step builds (the kernel, and its root unless that comes with it)
 BISECT_TARGETS=$(conf "$ON" make_targets) || exit 2
@@ -139,7 +139,7 @@ for end in "$b bad 1" "$g good 0"; do
 	rc=$?
 	set -e
 	[ $rc = 125 ] && die "${series[$1]} could not be tested (build or boot setup failed)" \
-		"see $ROOT/build/logs/bisect-step.log"
+		"see $MMLAB_BUILD/logs/bisect-step.log"
 	if [ $rc != "$3" ]; then
 		echo "mmlab: bisect: ${series[$1]}, named as $2, is not: nothing to bisect" >&2
 		exit 1

@@ -46,12 +46,16 @@ if [ -z "$machine" ]; then	# recorded before runs named their machine
 fi
 kimage=$(conf "$machine" image 2> /dev/null) ||
 	die "$RUN ran a kernel of no machine of machines.mk ($kernel)" \
-		"RUN= a run of a machine's kernel in build/NAME (make test-uml, qemu-verify-arm64, ...)"
+		"RUN= a run of a machine's kernel in build/KVER/NAME (make test-uml, qemu-verify-arm64, ...)"
 # The machine's O= directory: its kernel is the image there.
 o=${kernel%/"$kimage"}
 [ "$o" != "$kernel" ] || die "the kernel of $RUN ($kernel) is not $machine's $kimage" \
-	"RUN= a run of $machine's own kernel (build/$machine/$kimage)"
+	"RUN= a run of $machine's own kernel (build/KVER/$machine/$kimage)"
 [ -f "$o/.config" ] || die "no .config beside the kernel of $RUN ($o)" "make $machine, rerun, then make bundle"
+# The tree the run's kernel was built from (runs record it; older ones are
+# of the tree in use).
+t=$(field tree)
+export MMLAB_TREE=${t:-$MMLAB_TREE}
 pkg=$(tree_conf package)
 series=$ROOT/$(tree_conf series)
 patches=$(dirname "$series")

@@ -3,8 +3,10 @@
 # tree's merge_config.sh, then check that every option the fragments ask for
 # survived olddefconfig (like kunit.py's validate_config). Exit 2 listing
 # those that did not.
-# A fragment may say "# not on ARCH: CONFIG_X reason": CONFIG_X then leaves
-# every fragment (an arch's own over qemu-config, for what it lacks).
+# A fragment may say "# not on ARCH: CONFIG_X reason" or "# not on KVER:
+# CONFIG_X reason" (KVER: the tree, MMLAB_TREE): CONFIG_X then leaves every
+# fragment (an arch's own over qemu-config, for what it lacks; a tree's
+# line, for what that tree has not, with the reason).
 # CROSS_COMPILE in the environment is passed on: Kconfig probes the compiler.
 # usage: config.sh SRC O ARCH "BASE_TARGETS" FRAGMENT...
 . "$(dirname "$0")/lib.sh"
@@ -15,7 +17,8 @@ mkdir -p "$O"
 for f in "$@"; do
 	[ -f "$f" ] || die "config fragment $f is missing"
 done
-drop=$(sed -n "s/^# not on $ARCH: \(CONFIG_[A-Za-z0-9_]*\).*/\1/p" "$@" | paste -sd'|')
+drop=$(sed -n -e "s/^# not on $ARCH: \(CONFIG_[A-Za-z0-9_]*\).*/\1/p" \
+	${MMLAB_TREE:+-e "s/^# not on ${MMLAB_TREE//./\\.}: \(CONFIG_[A-Za-z0-9_]*\).*/\1/p"} "$@" | paste -sd'|')
 if [ -n "$drop" ]; then
 	frags=()
 	for f in "$@"; do

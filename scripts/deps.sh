@@ -11,6 +11,24 @@ missing=$(missing_packages "$@") || exit 2
 [ -z "$missing" ] && exit 0
 missing=" $missing"
 
+# A kernel tree this release does not offer: apt would match its name as a
+# pattern (linux-source-6.1 installing linux-source-6.12 on Debian 13).
+# Say what the release offers, before installing anything.
+for p in $missing; do
+	case $p in linux-source-[0-9]*.[0-9]*) ;; *) continue ;; esac
+	cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+	if [ -z "$cand" ] || [ "$cand" = "(none)" ]; then
+		if [ "$(id -u)" -eq 0 ] && [ -z "${MMLAB_APT_UPDATED:-}" ]; then
+			say "apt offers no $p: updating the package lists to be sure"
+			apt-get update -q > /dev/null 2>&1 && MMLAB_APT_UPDATED=1 exec "$0" "$@"
+		fi
+		rel=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-this release}")
+		offers=$(offered_trees)
+		die "$rel's apt offers no $p: it offers linux-source ${offers:-(none)}" \
+			"make KVER=X.Y with one of: ${offers:-(none; check the apt sources)} that trees.mk has; unset KVER for the release's own"
+	fi
+done
+
 line="apt-get install -y --no-install-recommends$missing"
 if [ "$(id -u)" -ne 0 ]; then
 	die "missing Debian packages:$missing" "sudo $line"

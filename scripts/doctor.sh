@@ -2,12 +2,14 @@
 # One line per check of this machine, OK or FAIL with the fix. Exit 2 if any failed.
 # The kernel tree checked for is trees.mk's, as make read it (no Python
 # needed: doctor runs before make deps has installed it).
-# usage: doctor.sh KSRC TARBALL VERSION PACKAGE...  (the tree's package
-# first, then the host machines' packages beyond scripts/packages)
+# usage: doctor.sh KSRC TARBALL VERSION TREE_PACKAGE PACKAGE...  (the tree's package,
+# then the host packages beyond scripts/packages; the tree's among them unless KSRC is yours)
+# environment: RELEASE (bookworm, trixie), RELEASE_TREE (trees.mk's default
+# for it), TREES (trees.mk's): the release's tree is checked against apt.
 . "$(dirname "$0")/lib.sh"
 [ $# -ge 4 ] || die "usage: doctor.sh KSRC TARBALL VERSION PACKAGE..." "make doctor (it passes trees.mk's)"
 KSRC=$1 tb=$2 ver=$3 pkg=$4
-shift 3
+shift 4
 fails=0
 ok()   { printf 'OK    %s\n' "$1"; }
 bad()  { printf 'FAIL  %s\n      fix: %s\n' "$1" "$2"; fails=$((fails + 1)); }
@@ -27,6 +29,23 @@ if [ -f "$KSRC/Makefile" ]; then
 	*) bad "kernel tree $KSRC is $v, not $ver" "unset KSRC to use Debian's $pkg" ;; esac
 elif [ -f "$tb" ]; then ok "linux-source: $tb present (make tree unpacks it)"
 else bad "linux-source: $tb missing" "make deps"; fi
+
+# The release's default tree (trees.mk) is the one its linux-source
+# depends on, and each tree the project has: offered here, unpacked, built.
+if [ -n "${RELEASE:-}" ]; then
+	dep=$(apt-cache depends linux-source 2>/dev/null | sed -n 's/.*Depends: linux-source-//p' | head -1)
+	if [ -z "$dep" ]; then info "release $RELEASE: apt has no linux-source; make uses $RELEASE_TREE"
+	elif [ "$dep" = "$RELEASE_TREE" ]; then ok "release $RELEASE: linux-source is $dep, make's default tree (trees.mk)"
+	else bad "release $RELEASE: linux-source depends on linux-source-$dep, trees.mk's default is $RELEASE_TREE" \
+		"set $dep.default (or the tree's default) in trees.mk to name $RELEASE"; fi
+	offered=" $(offered_trees) "
+	root=$(dirname "$MMLAB_SCRIPTS")
+	for t in ${TREES:-}; do
+		case $offered in *" $t "*) o="offered" ;; *) o="not offered by $RELEASE" ;; esac
+		b=$(for m in uml x86; do [ -e "$root/build/$t/$m/.config" ] && printf ' %s' "$m"; done)
+		info "tree $t: $o; $([ -f "$root/build/$t/src/Makefile" ] && echo unpacked || echo "not unpacked"); built:${b:- nothing}"
+	done
+fi
 
 # UML maps its physical memory from a file in $TMPDIR (or /dev/shm): it must allow exec.
 tmp=${TMPDIR:-/dev/shm}

@@ -1,14 +1,16 @@
 #!/bin/bash
-# Build the tree's own vm selftests (tools/testing/selftests/vm) statically
+# Build the tree's own mm selftests (tools/testing/selftests/vm on 6.1,
+# .../mm since 6.3; the guests find them in ksft/vm either way) statically
 # for the guests: the uapi headers of the same tree (headers_install into its
 # own O= directory, so the source stays clean for the UML and x86 builds),
-# then every program tests/kselftest-vm.list names, with -static.
+# then every program LIST (trees.mk's kselftests) names, with -static.
 # usage: kselftest.sh SRC OUT LIST
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
 SRC=$1 OUT=$2 LIST=$3
-VM=$SRC/tools/testing/selftests/vm
-[ -d "$VM" ] || die "no $VM" "make tree"
+VM=$SRC/tools/testing/selftests/mm
+[ -d "$VM" ] || VM=$SRC/tools/testing/selftests/vm
+[ -d "$VM" ] || die "no $SRC/tools/testing/selftests/mm (or vm, before 6.3)" "make tree"
 for lib in libnuma.a libcap.a; do
 	[ -n "$(find /usr/lib /usr/lib64 -name $lib 2>/dev/null | head -1)" ] ||
 		die "$lib is missing (ksm_tests and migration link it statically)" \

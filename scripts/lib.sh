@@ -94,3 +94,9 @@ scratch_tree() {
 	fi
 	ln -sfn "$patches" "$dir/patches"
 }
+# offered_trees: the X.Y of each linux-source-X.Y this machine's apt offers,
+# space-separated, oldest first (a few seconds: apt-cache reads its lists).
+offered_trees() {
+	apt-cache pkgnames linux-source- 2>/dev/null | sed -n 's/^linux-source-\([0-9]*\.[0-9]*\)$/\1/p' |
+		sort -V | paste -sd' '
+}

@@ -136,7 +136,7 @@ def parse_args(argv=None, root=ROOT):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('machine', choices=list(conf.MACHINES), metavar='MACHINE',
                    help='a machine of machines.mk: ' + ' '.join(conf.MACHINES))
-    p.add_argument('--kernel', help='the kernel (default: build/MACHINE/ and its image)')
+    p.add_argument('--kernel', help='the kernel (default: build/KVER/MACHINE/ and its image)')
     p.add_argument('--root', help='the root: UML\'s ext4 image or QEMU\'s initramfs '
                    '(default: the machine\'s)')
     p.add_argument('--smp', type=int, default=qemu.DEFAULT_SMP,
@@ -253,11 +253,13 @@ def main():
     # What the kernel was built from, so a result is never hung on another build.
     vmlinux = vmlinux_of(m, os.path.abspath(a.kernel))
     kdir = os.path.dirname(vmlinux)
-    run = {'target': m.boot, 'machine': m.name, 'kernel': os.path.abspath(a.kernel), 'accel': accel,
+    tree = conf.tree()
+    run = {'target': m.boot, 'machine': m.name, 'tree': tree['name'],
+           'tree_package': tree['package'], 'kernel': os.path.abspath(a.kernel), 'accel': accel,
            'started': started, 'seconds': round(elapsed, 1), 'command': shlex.join(cmd),
            'config_sha256': sha256_of(os.path.join(kdir, '.config'))
            if os.path.exists(os.path.join(kdir, '.config')) else None,
-           'patchset_hash': patchset_hash(os.path.join(ROOT, 'patches'))}
+           'patchset_hash': patchset_hash(conf.patches_dir(ROOT))}
     sys.exit(summarize(name, lines, a.logdir, a.ksrc, a.timeout if timed_out else None,
                        log_path, vmlinux, run))
 

@@ -75,17 +75,18 @@ class Machine:
             setattr(self, f, v)
 
     def out(self, root=ROOT):
-        """Its O= directory."""
-        return os.path.join(root, 'build', self.name)
+        """Its O= directory, in the tree's build directory."""
+        return os.path.join(build_dir(root), self.name)
 
     def kernel(self, root=ROOT):
         return os.path.join(self.out(root), self.image)
 
     def root_image(self, root=ROOT):
         """The guest's root: the UML image or the initramfs."""
-        return {'rootfs': os.path.join(root, 'build/rootfs.img'),
-                'initramfs': os.path.join(root, 'build/initramfs.cpio'),
-                'own': os.path.join(root, 'build', f'initramfs-{self.name}.cpio')}[self.root]
+        b = build_dir(root)
+        return {'rootfs': os.path.join(b, 'rootfs.img'),
+                'initramfs': os.path.join(b, 'initramfs.cpio'),
+                'own': os.path.join(b, f'initramfs-{self.name}.cpio')}[self.root]
 
     def make_targets(self):
         """What make builds to boot it: the kernel, and its root unless the
@@ -135,10 +136,45 @@ def machine(name):
     return MACHINES[name]
 
 
+def release(os_release='/etc/os-release'):
+    """This Debian release's code name (bookworm, trixie), or ''."""
+    try:
+        with open(os_release) as f:
+            for line in f:
+                k, _, v = line.strip().partition('=')
+                if k == 'VERSION_CODENAME':
+                    return v.strip('"')
+    except OSError:
+        pass
+    return ''
+
+
+def default_tree(rel=None):
+    """The tree of this release's unversioned linux-source (trees.mk's
+    `default`), else the first of trees.mk: what the Makefile picks when
+    neither KVER nor KSRC says."""
+    rel = release() if rel is None else rel
+    for name, tr in TREES.items():
+        if rel and rel in tr.get('default', '').split():
+            return name
+    return next(iter(TREES))
+
+
+def build_dir(root=ROOT, version=None):
+    """The tree's build directory: build/KVER (each tree its own, so
+    switching KVER never touches the other's kernels, root or logs)."""
+    return os.path.join(root, 'build', version or tree()['name'])
+
+
+def patches_dir(root=ROOT, version=None):
+    """The directory of the tree's quilt series (patches/KVER)."""
+    return os.path.dirname(os.path.join(root, tree(version)['series']))
+
+
 def tree(version=None):
     """A tree's fields: VERSION's, or the one in use (MMLAB_TREE, which the
-    Makefile sets; else the first of trees.mk)."""
-    version = version or os.environ.get('MMLAB_TREE') or next(iter(TREES))
+    Makefile sets; else the release's default)."""
+    version = version or os.environ.get('MMLAB_TREE') or default_tree()
     if version not in TREES:
         die(f'no kernel tree {version!r} in trees.mk', f'one of: {" ".join(TREES)}')
     return dict(TREES[version], name=version)

@@ -29,9 +29,21 @@ STEP = re.compile(r'^  [A-Z][A-Z0-9_]* +\S')
 # later Kbuild.include runs nothing for an empty command; this is the
 # same macro with 6.1's names, given on the command line, which overrides
 # the makefile's own definition in every sub-make. It changes no command
-# that runs, so nothing is rebuilt because of it.
+# that runs, so nothing is rebuilt because of it. Only for a tree whose
+# Kbuild.include has 6.1's names (echo-cmd): 6.12's skips empty commands
+# itself and prints through other macros, which this would silence.
 QUIET_CMD = ('cmd=@$(if $(cmd_$(1)),set -e; $(echo-cmd) $($(quiet)redirect) '
              '$(delete-on-interrupt) $(cmd_$(1)),:)')
+
+
+def old_kbuild(ksrc):
+    """Does the tree's Kbuild.include spawn a shell for an empty command
+    (6.1's, with its echo-cmd)?"""
+    try:
+        with open(os.path.join(ksrc, 'scripts', 'Kbuild.include')) as f:
+            return re.search(r'^echo-cmd\b', f.read(), re.M) is not None
+    except OSError:
+        return False
 
 
 def main():
@@ -51,7 +63,7 @@ def main():
     # lines: this build sets its own.
     env = dict(os.environ, MAKEFLAGS='')
     cmd = ['make', '--no-print-directory', '-C', ksrc, f'O={out}', f'ARCH={arch}',
-           f'CC={cc}', f'-j{jobs}', QUIET_CMD] + targets
+           f'CC={cc}', f'-j{jobs}'] + ([QUIET_CMD] if old_kbuild(ksrc) else []) + targets
     print(f'mmlab: building {name} ({jobs} jobs, CC={cc}) in {out} ...', flush=True)
     t0 = last = time.monotonic()
     steps = 0

@@ -155,7 +155,7 @@ def run_tests(name, run, result, build_id):
 
 
 def bench_tests(root, blds):
-    path = os.path.join(root, 'build/bench/results.json')
+    path = os.path.join(conf.build_dir(root), 'bench', 'results.json')
     if not os.path.exists(path):
         return []
     with open(path) as f:

@@ -189,10 +189,10 @@ def check(root, ksrc, out, logdir, mode):
         f.write('\n'.join(console) + '\n')
     timed_out = SUITE_S if 'timed out' in str(verdict.get('error_msg', '')) else None
     rc = summarize('lava-check', console, logdir, ksrc, timed_out, console_log,
-                   os.path.join(root, 'build/x86/vmlinux'),
+                   os.path.join(conf.machine('x86').out(root), 'vmlinux'),
                    {'target': 'qemu', 'runner': 'lava-run', 'lava_job': log,
-                    'config_sha256': sha256_of(os.path.join(root, 'build/x86/.config')),
-                    'patchset_hash': patchset_hash(os.path.join(root, 'patches'))})
+                    'config_sha256': sha256_of(os.path.join(conf.machine('x86').out(root), '.config')),
+                    'patchset_hash': patchset_hash(conf.patches_dir(root))})
     mine = ours(console)
     agree = bad = 0
     for i in range(max(len(mine), len(cases))):

@@ -251,9 +251,11 @@ def decode(ksrc, vmlinux, log_path, out_path):
     return f'decoded log: {out_path}'
 
 
-def junit(json_path, xml_path, name, top, rc, why):
+def junit(json_path, xml_path, name, top, rc, why, props=None):
     """JUnit XML of the run: one <testsuite> per KTAP subtest (nested ones
-    named parent.child), one <testcase> per named leaf; a test whose "not
+    named parent.child), each with the run's properties (its tree and
+    machine, so 6.1's results are told from 6.12's), one <testcase> per
+    named leaf; a test whose "not
     ok" no failed case explains gets a failed <testcase> of its own, and a
     crash, a timeout or a KTAP document cut short one <testcase> with an
     error, so JUnit fails wherever the summary does."""
@@ -285,7 +287,7 @@ def junit(json_path, xml_path, name, top, rc, why):
             tc.add_failure_info('not ok', 'the test failed after its cases passed')
             cases.append(tc)
         if cases:
-            suites.append(TestSuite(prefix, cases))
+            suites.append(TestSuite(prefix, cases, properties=props))
         for sub in group.get('sub_groups', []):
             walk(sub, f'{prefix}.{sub["name"]}')
     verdicts = dict((n, st) for n, st in top)
@@ -298,7 +300,7 @@ def junit(json_path, xml_path, name, top, rc, why):
         tc.add_error_info({3: 'kernel splat', 124: 'timeout'}.get(rc, 'incomplete run'), why)
         cases.append(tc)
     if cases:
-        suites.append(TestSuite(f'mmlab.{name}', cases))
+        suites.append(TestSuite(f'mmlab.{name}', cases, properties=props))
     with open(xml_path, 'w') as f:
         f.write(to_xml_report_string(suites, prettyprint=True))
 
@@ -390,7 +392,8 @@ def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=
     with open(os.path.join(logdir, f'{name}.run'), 'w') as f:
         json.dump(record, f, indent=1)
     try:
-        junit(json_path, os.path.join(logdir, f'{name}.junit.xml'), name, top, rc, why)
+        props = {k: run[k] for k in ('tree', 'tree_package', 'machine') if (run or {}).get(k)}
+        junit(json_path, os.path.join(logdir, f'{name}.junit.xml'), name, top, rc, why, props or None)
     except ImportError:
         error('python3-junit.xml is missing: no JUnit for this run', 'make deps')
         rc = rc or SETUP

@@ -10,8 +10,9 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LOGS=$1
-KSRC=${KSRC:-$ROOT/build/src}
-GITDIR=${GITDIR:-$ROOT/build/tree.git}
+B=${MMLAB_BUILD:-$ROOT/build/$(PYTHONPATH=$ROOT/scripts /usr/bin/python3 -m mmlab.conf tree name)}
+KSRC=${KSRC:-$B/src}
+GITDIR=${GITDIR:-$B/tree.git}
 S=$ROOT/scripts
 . "$S/lib.sh"
 export PYTHONPATH=$S
@@ -73,7 +74,7 @@ done
 
 have_tree=0 have_uml=0
 [ -f "$KSRC/Makefile" ] && GIT_DIR=$GITDIR git rev-parse -q --verify pristine > /dev/null 2>&1 && have_tree=1
-[ -x "$ROOT/build/uml/linux" ] && [ -f "$ROOT/build/rootfs.img" ] && have_uml=1
+[ -x "$B/uml/linux" ] && [ -f "$B/rootfs.img" ] && have_uml=1
 if [ $have_tree = 1 ]; then
 
 # --- a series with a broken patch, on a small copy of the tree -------------
@@ -161,8 +162,8 @@ else
 fi
 
 # --- the same exit codes from QEMU (TCG forced: no KVM probe needed) ---------
-bz=$ROOT/build/x86/arch/x86/boot/bzImage
-if [ -f "$bz" ] && [ -f "$ROOT/build/initramfs.cpio" ]; then
+bz=$B/x86/arch/x86/boot/bzImage
+if [ -f "$bz" ] && [ -f "$B/initramfs.cpio" ]; then
 	QBOOT=($PYTHON -m mmlab.boot x86 --ksrc "$KSRC" --logdir "$TMP/logs" --append "mmlab.hosttest=$$")
 	QEMU_ACCEL=tcg check "qemu guest panic: exit 3" 3 'kernel splat' "${QBOOT[@]}" --mode panic --timeout 180
 	t0=$(date +%s)
@@ -305,7 +306,7 @@ check "gdb ./linux auto-loads the lx-* helpers" 0 '^lx-dmesg' \
 gdblog=$TMP/gdb-batch.log
 (cd "$ROOT" && timeout 300 gdb -batch -nx -iex "add-auto-load-safe-path $ROOT" \
 	-x gdb-scripts/uml.gdb -x tests/host/gdb_batch.py --args ./linux \
-	ubd0r=build/rootfs.img mem=384M con=null ssl=null con0=null,fd:1 mmlab.mode=munmap) \
+	ubd0r=$B/rootfs.img mem=384M con=null ssl=null con0=null,fd:1 mmlab.mode=munmap) \
 	> "$gdblog" 2>&1
 cp "$gdblog" "$LOGS/gdb-batch.log"
 info=$(grep -m1 -o 'gdb: addr=.*' "$gdblog")

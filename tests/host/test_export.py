@@ -23,14 +23,18 @@ import re
 import shutil
 import subprocess
 import tempfile
+import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCRIPT = os.path.join(ROOT, 'scripts', 'series-export.sh')
-PATCHES = os.path.join(ROOT, 'patches')
-KSRC = os.environ.get('KSRC') or os.path.join(ROOT, 'build', 'src')
-GITDIR = os.environ.get('GITDIR') or os.path.join(ROOT, 'build', 'tree.git')
+sys.path.insert(0, os.path.join(ROOT, 'scripts'))
+from mmlab import conf  # noqa: E402
+# the tree in use (MMLAB_TREE, else the release's), its series and build
+PATCHES = conf.patches_dir(ROOT)
+KSRC = os.environ.get('KSRC') or os.path.join(conf.build_dir(ROOT), 'src')
+GITDIR = os.environ.get('GITDIR') or os.path.join(conf.build_dir(ROOT), 'tree.git')
 HAVE_CHECKPATCH = os.path.isfile(os.path.join(KSRC, 'scripts', 'checkpatch.pl'))
 NO_CHECKPATCH = f'no kernel tree at {KSRC} (make tree): checkpatch not run'
 PLACEHOLDER = 'mmlab <mmlab@localhost>'

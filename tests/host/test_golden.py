@@ -19,6 +19,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, 'scripts'))
+# The golden command lines are 6.1's (build/6.1/NAME).
+os.environ['MMLAB_TREE'] = '6.1'
 
 from mmlab import boot, conf, lava, qemu  # noqa: E402
 from mmlab import bench  # noqa: E402
@@ -69,12 +71,12 @@ class Golden(unittest.TestCase):
                 self.assertEqual(argv(machine, args, accel), self.golden[name])
 
     def test_kvm_probe(self):
-        self.assertEqual(qemu.probe_command(conf.machine('x86'), '@ROOT@/build/x86/arch/x86/boot/bzImage'),
+        self.assertEqual(qemu.probe_command(conf.machine('x86'), '@ROOT@/build/6.1/x86/arch/x86/boot/bzImage'),
                          self.golden['kvm-probe'])
 
     def test_bench_commands(self):
-        kernel = '@ROOT@/build/x86-stock/arch/x86/boot/bzImage'
-        initrd = '@ROOT@/build/initramfs.cpio'
+        kernel = '@ROOT@/build/6.1/x86-stock/arch/x86/boot/bzImage'
+        initrd = '@ROOT@/build/6.1/initramfs.cpio'
         for name, env in (('bench', {}), ('bench-QEMU_TCG_THREAD=multi', {'QEMU_TCG_THREAD': 'multi'}),
                           ('bench-QEMU_ACCEL=kvm', {'QEMU_ACCEL': 'kvm'})):
             with self.subTest(name):

@@ -26,6 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(ROOT, 'scripts')
 sys.path.insert(0, SCRIPTS)
+# The golden document is 6.1's: its machines' build/6.1/NAME and series.
+os.environ['MMLAB_TREE'] = '6.1'
 from mmlab import conf  # noqa: E402
 from mmlab.series import patchset_hash  # noqa: E402
 
@@ -73,9 +75,9 @@ class Fixture:
                       f'#define UTS_MACHINE "{m.arch}"\n#define LINUX_COMPILER "{COMPILER}"\n')
             with open(cfg, 'rb') as f:
                 self.sha[name] = hashlib.sha256(f.read()).hexdigest()
-        self.logs = os.path.join(root, 'build', 'logs')
+        self.logs = os.path.join(conf.build_dir(root), 'logs')
         os.makedirs(self.logs)
-        ph = patchset_hash(os.path.join(ROOT, 'patches'))
+        ph = patchset_hash(conf.patches_dir(ROOT, '6.1'))
         for run, name in RUNS.items():
             m = conf.machine(name)
             rec = {'target': m.boot, 'kernel': m.kernel(root), 'accel': 'tcg',
@@ -103,7 +105,7 @@ class Fixture:
 
     def run(self, **env):
         e = dict(os.environ, PYTHONPATH=SCRIPTS, PATH=f'{self.bin}:{os.environ["PATH"]}')
-        e.pop('MMLAB_TREE', None)
+        e['MMLAB_TREE'] = '6.1'
         e.update(env)
         return subprocess.run([sys.executable, '-m', 'mmlab.kcidb', self.root, self.ksrc,
                                self.logs, self.out], env=e, capture_output=True, text=True)
@@ -144,7 +146,7 @@ class KcidbGolden(unittest.TestCase):
         self.check(Fixture(with_machine=True))
 
     def test_the_tree_named_by_mmlab_tree(self):
-        self.check(Fixture(), MMLAB_TREE=next(iter(conf.TREES)))
+        self.check(Fixture(), MMLAB_TREE='6.1')
 
     def test_an_unknown_tree_is_a_setup_error_naming_the_trees(self):
         fx = Fixture()

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(ROOT, 'scripts'))
 from mmlab import bench  # noqa: E402
 from mmlab import kcidb  # noqa: E402
 from mmlab import results  # noqa: E402
+from mmlab import conf  # noqa: E402
 
 KSRC = os.environ.get('KSRC', os.path.join(ROOT, 'build/src'))
 LOGS = os.path.join(HERE, 'logs')
@@ -349,12 +350,12 @@ class Kcidb(unittest.TestCase):
 
     def test_bench_medians_are_done_with_a_number(self):
         with tempfile.TemporaryDirectory() as root:
-            os.makedirs(os.path.join(root, 'build/bench'))
+            os.makedirs(os.path.join(conf.build_dir(root), 'bench'))
             doc = {'boots_per_kernel': 5, 'results': [{
                 'workload': 'munmap 4k', 'pages': 512,
                 'stock': {'ns_per_page_median': 101.5, 'ns_per_page_boots': [100, 101.5, 103]},
                 'patched': {'ns_per_page_median': 99.0, 'ns_per_page_boots': [98, 99, 99.5]}}]}
-            with open(os.path.join(root, 'build/bench/results.json'), 'w') as f:
+            with open(os.path.join(conf.build_dir(root), 'bench', 'results.json'), 'w') as f:
                 json.dump(doc, f)
             blds = {'x86': {'id': self.BUILD}, 'x86-stock': {'id': self.BUILD + '-stock'}}
             tests = kcidb.bench_tests(root, blds)
@@ -367,11 +368,11 @@ class Kcidb(unittest.TestCase):
 
     def test_bench_remote_threads_and_options_off_have_their_own_tests(self):
         with tempfile.TemporaryDirectory() as root:
-            os.makedirs(os.path.join(root, 'build/bench'))
+            os.makedirs(os.path.join(conf.build_dir(root), 'bench'))
             res = [{'workload': 'migrate', 'pages': 65536, 'remote': r,
                     **{k: {'ns_per_page_median': 10.0 * r, 'ns_per_page_boots': [10.0 * r]}
                        for k in ('stock', 'off', 'patched')}} for r in (1, 2)]
-            with open(os.path.join(root, 'build/bench/results.json'), 'w') as f:
+            with open(os.path.join(conf.build_dir(root), 'bench', 'results.json'), 'w') as f:
                 json.dump({'boots_per_kernel': 3, 'results': res}, f)
             blds = {'x86': {'id': 'p'}, 'x86-stock': {'id': 's'}, 'x86-off': {'id': 'o'}}
             tests = kcidb.bench_tests(root, blds)

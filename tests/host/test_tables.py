@@ -134,3 +134,69 @@ class MissingField(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+def make_help(*args):
+    """make help with ARGS in a scratch directory's copy of nothing: the
+    repository's Makefile, its exit status and output."""
+    return subprocess.run(['make', '-s', '--no-print-directory', '-C', ROOT, 'help', *args],
+                          capture_output=True, text=True, env=dict(os.environ, MMLAB_LOCKED='1'))
+
+
+def fake_tree(d, version, patchlevel):
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, 'Makefile'), 'w') as f:
+        f.write(f'VERSION = {version}\nPATCHLEVEL = {patchlevel}\nSUBLEVEL = 0\n')
+    return d
+
+
+@unittest.skipUnless(shutil.which('make'), 'needs make')
+class TreeChoice(unittest.TestCase):
+    """Which tree make uses (KVER, KSRC's version, the release's
+    linux-source) and the one-line errors for one it cannot use."""
+
+    def test_the_release_picks_its_own_linux_source(self):
+        self.assertEqual(conf.default_tree('bookworm'), '6.1')
+        self.assertEqual(conf.default_tree('trixie'), '6.12')
+        self.assertEqual(conf.default_tree('sid-unknown'), next(iter(conf.TREES)))
+
+    def test_each_tree_builds_in_its_own_directory(self):
+        self.assertEqual(conf.build_dir('/r', '6.1'), '/r/build/6.1')
+        self.assertEqual(conf.build_dir('/r', '6.12'), '/r/build/6.12')
+        self.assertEqual(conf.patches_dir('/r', '6.12'), '/r/patches/6.12')
+        os.environ['MMLAB_TREE'] = '6.12'
+        try:
+            self.assertEqual(conf.machine('uml').kernel('/r'), '/r/build/6.12/uml/linux')
+            self.assertEqual(conf.machine('x86').root_image('/r'), '/r/build/6.12/initramfs.cpio')
+        finally:
+            del os.environ['MMLAB_TREE']
+
+    def test_kver_names_the_tree(self):
+        for t in conf.TREES:
+            r = make_help(f'KVER={t}')
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(f'Tree: KVER={t} ({conf.tree(t)["package"]}', r.stdout)
+            self.assertIn(f'build/KVER below is build/{t}', r.stdout)
+
+    def test_a_kver_with_no_series_is_one_error_and_exit_2(self):
+        r = make_help('KVER=6.5')
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        first = r.stderr.splitlines()[0]
+        self.assertIn('mmlab: error: KVER=6.5: the project has series for Linux 6.1, 6.12 only', first)
+        self.assertIn("apt offers linux-source", first)
+        self.assertNotIn('Tree:', r.stdout)
+
+    def test_ksrc_gives_its_version_and_must_agree_with_kver(self):
+        with tempfile.TemporaryDirectory() as t:
+            k612 = fake_tree(os.path.join(t, 'a'), 6, 12)
+            r = make_help(f'KSRC={k612}')
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(f'Tree: KVER=6.12 (linux-source-6.12, KSRC={k612}', r.stdout)
+            r = make_help(f'KSRC={k612}', 'KVER=6.1')
+            self.assertEqual(r.returncode, 2)
+            self.assertIn(f'KVER=6.1 but KSRC={k612} is Linux 6.12', r.stderr)
+            k65 = fake_tree(os.path.join(t, 'b'), 6, 5)
+            r = make_help(f'KSRC={k65}')
+            self.assertEqual(r.returncode, 2)
+            self.assertIn(f'KSRC={k65} is Linux 6.5: the project has series for Linux 6.1, 6.12 only',
+                          r.stderr)

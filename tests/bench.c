@@ -91,9 +91,9 @@ static long long tlb_ipis(void)
 
 static void counts_now(struct counts *c)
 {
-	c->flush = ev("mmu_gather_flush");
+	c->flush = ev("mmu_gather_release");
 	c->alloc = ev("mmu_gather_batch_alloc");
-	c->freed = ev("mmu_gather_pages_freed");
+	c->freed = ev("mmu_gather_pages_released");
 	c->ipis = tlb_ipis();
 	c->migrated = ev("pgmigrate_success");
 	c->mig_failed = ev("pgmigrate_fail");

@@ -9,19 +9,20 @@
  * this task's share comes from the mmu_gather tracepoints, which name the
  * task, and the counters must agree with it (and with what other tasks did
  * meanwhile), so the model holds for this task's own gathers. The
- * mmu_gather_flush tracepoint must report the unmapped range; a
+ * mmu_gather_release tracepoint must report the unmapped range; a
  * process killed with 64 MiB must pass every resident page and page table
  * through one gather as the model says; every page must come back and an
  * unrelated mapping must keep its data.
  *
  * s390 gathers nothing (MMU_GATHER_NO_GATHER): once it has cleared a PTE
  * no other CPU can reach the page, and it frees the page at once. There
- * the model is that only mmu_gather_pages_freed moves, by one per page (the
+ * the model is that only mmu_gather_pages_released moves, by one per page (the
  * other events are not even compiled there). Without flush events nothing
  * names the task of a freed page, so the counter's delta is taken whole
  * (another task's frees in the window retry the case: other_task_freed());
  * the tracepoint checks are skips that say why.
  */
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include "mmlab.h"
 
@@ -31,6 +32,26 @@
  * unsigned ints), in pointers: 510 on 64-bit, 1021 on 32-bit */
 #define BATCH		((4096 - sizeof(void *) - 2 * sizeof(unsigned int)) / sizeof(void *))
 #define BATCH_COUNT	(10000 / BATCH)		/* MAX_GATHER_BATCH_COUNT: 19, 9 */
+/*
+ * Since v6.3 a batch holds encoded pages, where a folio range takes two
+ * entries: __tlb_remove_folio_pages() asks for the next batch once
+ * nr >= max - 1, so the bundle takes 7 single pages and a batch 509.
+ * Before, a batch was full at max. Set from the running kernel's version.
+ */
+static int full_early;
+
+static void find_batch_model(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (!uname(&u))
+		sscanf(u.release, "%d.%d", &major, &minor);
+	full_early = major > 6 || (major == 6 && minor >= 3);
+	ksft_print_msg("Linux %d.%d: a batch is full at %s (bundle %d, batch %d pages)\n",
+		       major, minor, full_early ? "max - 1" : "max",
+		       (int)(BUNDLE - full_early), (int)(BATCH - full_early));
+}
 
 #ifdef __s390x__
 #define NO_GATHER	1	/* arch/s390/Kconfig: select MMU_GATHER_NO_GATHER */
@@ -41,7 +62,7 @@
 enum { ALLOC, FAIL, LIMIT, FLUSH, FREED, NR_EV };
 static const char *const ev_names[NR_EV] = {
 	"mmu_gather_batch_alloc", "mmu_gather_batch_alloc_fail",
-	"mmu_gather_batch_limit", "mmu_gather_flush", "mmu_gather_pages_freed",
+	"mmu_gather_batch_limit", "mmu_gather_release", "mmu_gather_pages_released",
 };
 
 #define TRACEFS	"/sys/kernel/tracing"
@@ -91,7 +112,7 @@ static void predict(long pages, int fail, long long ev[NR_EV])
 		return;
 	}
 	for (long i = 0; i < pages; i++) {
-		int cap = active ? BATCH : BUNDLE, flush = 0;
+		int cap = (active ? BATCH : BUNDLE) - full_early, flush = 0;
 
 		nr[active]++;
 		pending++;
@@ -150,7 +171,7 @@ static long long foreign_events(const struct trace_sum *t)
 
 static int trace_on(void)
 {
-	return mmlab_write_file(EVENTS "mmu_gather_flush/enable", "1") ||
+	return mmlab_write_file(EVENTS "mmu_gather_release/enable", "1") ||
 	       mmlab_write_file(EVENTS "mmu_gather_batch_alloc/enable", "1") ||
 	       mmlab_write_file(TRACEFS "/trace", "");
 }
@@ -161,7 +182,7 @@ static void trace_off(struct trace_sum *t, pid_t pid)
 	static char line[1024];
 	FILE *f;
 
-	mmlab_write_file(EVENTS "mmu_gather_flush/enable", "0");
+	mmlab_write_file(EVENTS "mmu_gather_release/enable", "0");
 	mmlab_write_file(EVENTS "mmu_gather_batch_alloc/enable", "0");
 	memset(t, 0, sizeof(*t));
 	t->lo = ~0UL;
@@ -170,7 +191,7 @@ static void trace_off(struct trace_sum *t, pid_t pid)
 		unsigned long s, e;
 		unsigned int nr;
 		int full, own = mmlab_trace_pid(line) == pid;
-		char *p = strstr(line, "mmu_gather_flush:");
+		char *p = strstr(line, "mmu_gather_release:");
 
 		if (!p) {
 			p = strstr(line, "mmu_gather_batch_alloc: ");
@@ -178,7 +199,7 @@ static void trace_off(struct trace_sum *t, pid_t pid)
 				(own ? t->own : t->foreign)[strncmp(p + 24, "ok ", 3) ? FAIL : ALLOC]++;
 			continue;
 		}
-		if (sscanf(p, "mmu_gather_flush: mm=%*s range=%lx-%lx fullmm=%d freed_tables=%*d nr_pages=%u",
+		if (sscanf(p, "mmu_gather_release: mm=%*s range=%lx-%lx fullmm=%d freed_tables=%*d nr_pages=%u",
 			   &s, &e, &full, &nr) != 4)
 			continue;
 		if (!own) {
@@ -368,7 +389,7 @@ static long p4d_pages(void)
 
 /*
  * Without batches nothing names the task of a freed page: another task's
- * unmap in the window adds to mmu_gather_pages_freed. Only when that is all
+ * unmap in the window adds to mmu_gather_pages_released. Only when that is all
  * that is off (more pages than this task's, every other counter as the
  * model says) is the case tried again, twice at most; a wrong count of this
  * task's own fails every attempt.
@@ -559,7 +580,9 @@ again:
 /* What a case of @npages needs: the pages, their page tables and slack. */
 #define CASE_MIB(npages)	((npages) / 256 + 16)
 
-static const long sizes[] = { 8, 9, 512, BUNDLE + BATCH, 16384 };	/* 32K .. 64M */
+/* 32K .. 64M: the bundle full, one past it, a batch's worth, the bundle
+ * and a batch full (the last two set by find_batch_model()), 64 MiB */
+static long sizes[] = { 8, 9, 512, BUNDLE + BATCH, 16384 };
 
 int main(void)
 {
@@ -567,6 +590,10 @@ int main(void)
 	int fail, has_fail, plan = 0;
 
 	ksft_print_header();
+	find_batch_model();
+	sizes[0] = BUNDLE - full_early;
+	sizes[1] = sizes[0] + 1;
+	sizes[3] = BUNDLE + BATCH - 2 * full_early;
 	if (read_events(ev))
 		ksft_exit_skip("kernel built without CONFIG_DEBUG_MMU_GATHER (no mmu_gather_* in /proc/vmstat)\n");
 	has_fail = access(FAILFS "/probability", W_OK) == 0;

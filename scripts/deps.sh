@@ -3,12 +3,26 @@
 # not root and something is missing, print the apt-get line and exit 2.
 . "$(dirname "$0")/lib.sh"
 
-# usage: deps.sh [LIST|PACKAGE]...   (LIST: a file of package names, a path
+# usage: deps.sh [--offered] [LIST|PACKAGE]...   (LIST: a file of package names, a path
 # with a /; PACKAGE: a package's name; any mix; none: scripts/packages)
 # make deps: deps.sh scripts/packages linux-source-6.1 (trees.mk's package);
 # make arch-deps: deps.sh with the packages of machines.mk's cross machines.
+# --offered: install those of the packages this release's apt offers, and
+# name the others in one line (what needs them says it is skipped).
+offered=0
+[ "${1:-}" = --offered ] && { offered=1; shift; }
 missing=$(missing_packages "$@") || exit 2
 [ -z "$missing" ] && exit 0
+if [ $offered = 1 ]; then
+	keep=
+	for p in $missing; do
+		cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+		if [ -n "$cand" ] && [ "$cand" != "(none)" ]; then keep="$keep $p"
+		else say "$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-this release}")'s apt offers no $p: what needs it is skipped"; fi
+	done
+	missing=${keep# }
+	[ -z "$missing" ] && exit 0
+fi
 missing=" $missing"
 
 # A kernel tree this release does not offer: apt would match its name as a

@@ -9,6 +9,9 @@
 # background build is logged (LOGDIR/prebuild/TARGET.out) and ends the
 # background builds: each part's own make then builds what it needs, and
 # fails there, in its place.
+# A target written TARGET@KVER is made for that kernel tree (make
+# KVER=... TARGET; its summary is in that tree's build/KVER/logs): make
+# test runs the other tree's UML and x86 suites so.
 # --parallel: start every part at once (make soak's guests, one host
 # thread each), each one's output in LOGDIR/TARGET.out, printed in order
 # when all are done.
@@ -30,6 +33,22 @@ needs() {
 	[ "$n" = '*' ] && n="${builds[*]}"
 	echo "${n//,/ }"
 }
+# mk TARGET[@KVER] [ARGS]: make it, for tree KVER when it says one
+mk() {
+	local t=$1
+	shift
+	case $t in
+	*@*) make -s KVER="${t#*@}" "$@" "${t%@*}" ;;
+	*) make -s "$@" "$t" ;;
+	esac
+}
+# summary_of TARGET[@KVER]: the file its summary is in
+summary_of() {
+	case $1 in
+	*@*) echo "$(dirname "$(dirname "$LOGS")")/${1#*@}/logs/${1%@*}.summary" ;;
+	*) echo "$LOGS/$1.summary" ;;
+	esac
+}
 # descendants PID: every process PID started, and theirs
 descendants() {
 	local c
@@ -39,9 +58,9 @@ rank() { case $1 in 0) echo 0 ;; 1) echo 1 ;; 2) echo 2 ;; 124) echo 3 ;; *) ech
 tally() {	# tally TARGET RC SECONDS
 	local t=$1 rc=$2 p f s
 	say "=== make $t: exit $rc in ${3}s"
-	if [ -f "$LOGS/$t.summary" ]; then
+	if [ -f "$(summary_of "$t")" ]; then
 		# make says 2 for any failed recipe: the part's own code is in its summary.
-		read -r p f s rc < "$LOGS/$t.summary"
+		read -r p f s rc < "$(summary_of "$t")"
 	else
 		# The part did not get as far as its results: count it as one failure.
 		p=0 f=1 s=0
@@ -55,9 +74,9 @@ if [ $parallel = 1 ]; then
 	declare -A pid
 	t0=$(date +%s)
 	for t in "$@"; do
-		rm -f "$LOGS/$t.summary"
+		rm -f "$(summary_of "$t")"
 		say "=== make $t started (output: $LOGS/$t.out)"
-		make -s "$t" > "$LOGS/$t.out" 2>&1 &
+		mk "$t" > "$LOGS/$t.out" 2>&1 &
 		pid[$t]=$!
 	done
 	# a line every 2 minutes while any part runs
@@ -91,7 +110,7 @@ else
 		(
 			for b in "${builds[@]}"; do
 				t0=$(date +%s)
-				nice -n 10 make -s "$b" < /dev/null > "$PB/$b.out" 2>&1
+				nice -n 10 bash -c "$(declare -f mk); mk $b" < /dev/null > "$PB/$b.out" 2>&1
 				rc=$? s=$(( $(date +%s) - t0 ))
 				echo "$rc $s" > "$PB/$b.rc"
 				if [ $rc != 0 ]; then
@@ -115,10 +134,10 @@ else
 				sleep 2
 			done
 		done
-		rm -f "$LOGS/$t.summary"
+		rm -f "$(summary_of "$t")"
 		say "=== make $t ($(elapsed) so far)"
 		t0=$(date +%s)
-		make -s "$t"
+		mk "$t"
 		tally "$t" $? $(( $(date +%s) - t0 ))
 	done
 	if [ -n "$builder" ]; then

@@ -194,9 +194,14 @@ static void trace_off(struct trace_sum *t, pid_t pid)
 		char *p = strstr(line, "mmu_gather_release:");
 
 		if (!p) {
+			/* "[mm=%p ]ok|failed batch_count=%u": mm= since 6.12's series */
 			p = strstr(line, "mmu_gather_batch_alloc: ");
-			if (p)
-				(own ? t->own : t->foreign)[strncmp(p + 24, "ok ", 3) ? FAIL : ALLOC]++;
+			if (p) {
+				p += strlen("mmu_gather_batch_alloc: ");
+				if (!strncmp(p, "mm=", 3) && strchr(p, ' '))
+					p = strchr(p, ' ') + 1;
+				(own ? t->own : t->foreign)[strncmp(p, "ok ", 3) ? FAIL : ALLOC]++;
+			}
 			continue;
 		}
 		if (sscanf(p, "mmu_gather_release: mm=%*s range=%lx-%lx fullmm=%d freed_tables=%*d nr_pages=%u",

@@ -319,12 +319,15 @@ ok_if "gdb batch: lx-pgwalk finds the pfn pagemap gave ($pfn)" \
 	grep -q -- "-> pfn $pfn, page" "$gdblog"
 ok_if "gdb batch: lx-anon-vma lists the forked child's VMA (munmap[$child])" \
 	grep -qE "^  vma 0x[0-9a-f]+ 0x[0-9a-f]+-0x[0-9a-f]+ mm 0x[0-9a-f]+ \(munmap\[$child\]\)" "$gdblog"
-ok_if "gdb batch: lx-mmu-gather shows the 600 pages in 8 + 510 + 82" bash -c "
+# A batch is full at max, or from 6.3 on at max - 1 (encoded pages).
+case $(basename "$B") in 6.1) b0=8 b1=510 ;; *) b0=7 b1=509 ;; esac
+b2=$((600 - b0 - b1))
+ok_if "gdb batch: lx-mmu-gather shows the 600 pages in $b0 + $b1 + $b2" bash -c "
 	grep -q '^  pages gathered: 600 in 3 batches' '$gdblog' &&
 	grep -q '^  batch_count 2$' '$gdblog' &&
-	grep -q 'batch 0 (local, on stack) 0x[0-9a-f]*: nr 8/8\$' '$gdblog' &&
-	grep -q 'batch 1 (page) 0x[0-9a-f]*: nr 510/510\$' '$gdblog' &&
-	grep -q 'batch 2 (page) 0x[0-9a-f]*: nr 82/510 <- active' '$gdblog' &&
+	grep -q 'batch 0 (local, on stack) 0x[0-9a-f]*: nr $b0/8\$' '$gdblog' &&
+	grep -q 'batch 1 (page) 0x[0-9a-f]*: nr $b1/510\$' '$gdblog' &&
+	grep -q 'batch 2 (page) 0x[0-9a-f]*: nr $b2/510 <- active' '$gdblog' &&
 	grep -q 'first page 0x[0-9a-f]*: pfn $pfn ' '$gdblog'"
 [ $fail = 0 ] || sed 's/^/# /' "$gdblog" | grep -A12 '^# ===' | head -40
 else

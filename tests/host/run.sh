@@ -231,6 +231,24 @@ ok_if "test-all.sh stopped by TERM: exit 130" [ $? = 130 ]
 sleep 1
 ok_if "test-all.sh stopped: its background make is gone too" bash -c "! pgrep -f '^sleep 37$' > /dev/null"
 pkill -f '^sleep 37$'
+# PART@KVER: made as make KVER=... PART, its summary read from that tree's
+# logs (build/KVER/logs beside build/THIS/logs); its background build too.
+mkdir -p "$TMP/tt/6.1/logs" "$TMP/tt/9.9/logs"
+cat > "$TMP/fakebin/make" << 'EOF'
+#!/bin/bash
+t=${*: -1} kv=
+for a in "$@"; do case $a in KVER=*) kv=${a#KVER=} ;; esac; done
+echo "make ${kv:+KVER=$kv }$t" >> "$TT/order"
+case $t in p*) echo "2 0 1 0" > "$TT/${kv:-6.1}/logs/$t.summary" ;; esac
+EOF
+chmod +x "$TMP/fakebin/make"
+check "test-all.sh: PART@KVER is made for that tree and counted from its logs" 0 \
+	'4 passed, 0 failed, 2 skipped $' \
+	env TT="$TMP/tt" PATH="$TMP/fakebin:$PATH" bash -c "set -o pipefail
+	$S/test-all.sh $TMP/tt/6.1/logs p1 b1@9.9:p2@9.9 2>&1 | tr '\n' ' '"
+ok_if "test-all.sh: b1@9.9 built as make KVER=9.9 b1, p2@9.9 as make KVER=9.9 p2" \
+	bash -c "grep -qx 'make KVER=9.9 b1' '$TMP/tt/order' && grep -qx 'make KVER=9.9 p2' '$TMP/tt/order' &&
+		grep -qx 'make p1' '$TMP/tt/order'"
 
 if [ $have_uml = 1 ]; then
 # --- a kernel build reports progress -----------------------------------------

@@ -23,7 +23,8 @@ KSRC_VER   := $(shell sed -n -e 's/^VERSION = //p' -e 's/^PATCHLEVEL = //p' $(KS
 endif
 RELEASE_TREE := $(or $(firstword $(foreach t,$(trees),$(if $(filter $(RELEASE),$(call mfield,$(t),default)),$(t)))),$(firstword $(trees)))
 KVER       ?= $(or $(KSRC_VER),$(RELEASE_TREE))
-KVER_BAD   := $(if $(filter $(KVER),$(trees)),$(if $(and $(KSRC),$(filter-out $(KVER),$(KSRC_VER))),ksrc),unknown)
+KVER_BAD   := $(if $(and $(KSRC),$(if $(KSRC_VER),,1)),nokernel,$(if $(filter $(KVER),$(trees)),$(if \
+	$(and $(KSRC),$(filter-out $(KVER),$(KSRC_VER))),ksrc),unknown))
 export KVER
 BUILD      := $(ROOT)/build/$(KVER)
 export MMLAB_BUILD := $(BUILD)

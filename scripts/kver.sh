@@ -2,7 +2,7 @@
 # The error make gives for a tree it cannot use, before it installs or
 # unpacks anything: one line naming the trees the project has and those this
 # release's apt offers, and the fix. Exit 2.
-# usage: kver.sh unknown|ksrc KVER KSRC KSRC_VERSION RELEASE TREE...
+# usage: kver.sh unknown|ksrc|nokernel KVER KSRC KSRC_VERSION RELEASE TREE...
 . "$(dirname "$0")/lib.sh"
 why=$1 kver=$2 ksrc=$3 ksrc_ver=$4 rel=${5:-this release}
 shift 5
@@ -15,6 +15,8 @@ unknown) [ -n "$ksrc" ] && [ "$kver" = "$ksrc_ver" ] &&
 			"point KSRC at a ${have// / or } tree, or unset KSRC for Debian's"
 	die "KVER=$kver: the project has series for Linux ${have// /, } only (trees.mk); $offers" \
 		"KVER= one of: $have (unset: the release's own)" ;;
+nokernel) die "KSRC=$ksrc is not a kernel tree (no Makefile with VERSION and PATCHLEVEL)" \
+		"point KSRC at an unpacked Linux ${have// / or } source tree, or unset it for Debian's" ;;
 ksrc)	die "KVER=$kver but KSRC=$ksrc is Linux ${ksrc_ver:-? (no Makefile)}" \
 		"drop KVER= (KSRC's version picks the tree), or point KSRC at a $kver tree" ;;
 *)	die "kver.sh: unknown check '$why'" "unknown or ksrc" ;;

@@ -139,8 +139,11 @@ if __name__ == '__main__':
 def make_help(*args):
     """make help with ARGS in a scratch directory's copy of nothing: the
     repository's Makefile, its exit status and output."""
+    # a user's shell: not what a make running these tests exports
+    env = {k: v for k, v in os.environ.items()
+           if k not in ('KVER', 'KSRC', 'GITDIR', 'KSRC_IS_USER', 'MMLAB_TREE', 'MMLAB_BUILD')}
     return subprocess.run(['make', '-s', '--no-print-directory', '-C', ROOT, 'help', *args],
-                          capture_output=True, text=True, env=dict(os.environ, MMLAB_LOCKED='1'))
+                          capture_output=True, text=True, env=dict(env, MMLAB_LOCKED='1'))
 
 
 def fake_tree(d, version, patchlevel):

@@ -4,7 +4,7 @@
 test_data/: a pass, a failure, a UML panic in KUnit, an x86 oops in a guest
 test, a timeout and a KTAP document cut short.
 
-usage: KSRC=build/src python3 -m unittest tests/host/test_results.py
+usage: KSRC=build/KVER/src python3 -m unittest tests/host/test_results.py
 """
 import contextlib
 import io
@@ -26,7 +26,7 @@ from mmlab import kcidb  # noqa: E402
 from mmlab import results  # noqa: E402
 from mmlab import conf  # noqa: E402
 
-KSRC = os.environ.get('KSRC', os.path.join(ROOT, 'build/src'))
+KSRC = os.environ.get('KSRC', os.path.join(conf.build_dir(ROOT), 'src'))
 LOGS = os.path.join(HERE, 'logs')
 # results.summarize() parses with the tree's own kunit.py
 NEEDS_TREE = unittest.skipUnless(os.path.exists(os.path.join(KSRC, 'tools/testing/kunit/kunit.py')),
@@ -275,12 +275,12 @@ class KcsanTriage(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn('/nonexistent is missing: rebuild the guest root', r.stderr)
 
-    @unittest.skipUnless(os.path.isdir(os.path.join(ROOT, 'build/tree.git')), 'needs make tree')
+    @unittest.skipUnless(os.path.isdir(os.path.join(conf.build_dir(ROOT), 'tree.git')), 'needs make tree')
     def test_series_functions_of_the_tree(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, 'f')
             cmd = [sys.executable, '-m', 'mmlab.series_functions', KSRC,
-                   os.path.join(ROOT, 'build/tree.git'), out]
+                   os.path.join(conf.build_dir(ROOT), 'tree.git'), out]
             env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, 'scripts'))
             subprocess.run(cmd, check=True, capture_output=True, env=env)
             with open(out) as f:

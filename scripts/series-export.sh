@@ -222,18 +222,23 @@ fails=0 unknown=0
 for f in "$OUT"/[0-9]*.patch; do
 	[ "$(basename "$f")" != 0000-cover-letter.patch ] || continue
 	out=$(cat "$TMP/checkpatch-$(basename "$f")")
-	ids=$(echo "$out" | grep -c '^WARNING:UNKNOWN_COMMIT_ID:' || true)
-	bad=$(echo "$out" | grep -E '^(ERROR|WARNING|CHECK):' | grep -v '^WARNING:UNKNOWN_COMMIT_ID:' || true)
+	# here-strings, not pipes: grep -q leaving early must not fail a pipeline
+	ids=$(grep -c '^WARNING:UNKNOWN_COMMIT_ID:' <<< "$out" || true)
+	# checkpatch's own count: "total: E errors, W warnings, C checks, ..."
+	read -r e w c < <(sed -n 's/^total: \([0-9]*\) errors, \([0-9]*\) warnings, \([0-9]*\) checks.*/\1 \2 \3/p' <<< "$out") || true
 	unknown=$((unknown + ids))
-	if [ -z "$bad" ] && echo "$out" | grep -q '^total: '; then
+	if [ -n "${e:-}" ] && [ "$e" = 0 ] && [ "$c" = 0 ] && [ "$w" = "$ids" ]; then
 		note=''
 		[ "$ids" = 0 ] || note=" ($ids unknown commit ids)"
 		echo "  ok   $(basename "$f")$note"
 	else
-		echo "  FAIL $(basename "$f")"
-		echo "$out" | grep -v '^$' | sed 's/^/       /'
+		why="no total line (checkpatch did not finish)"
+		[ -z "${e:-}" ] || why="$e errors, $w warnings ($ids of them unknown commit ids), $c checks"
+		echo "  FAIL $(basename "$f"): $why"
+		grep -v '^$' <<< "$out" | sed 's/^/       /'
 		fails=$((fails + 1))
 	fi
+	e='' w='' c=''
 done
 if [ $fails -gt 0 ]; then
 	say "series-export: checkpatch --strict finds problems in $fails of $total patches (in $OUT)"

@@ -96,7 +96,7 @@ int main(void)
 	} else if (!access(TRACING "um_fix_range/enable", W_OK)) {
 		ev = TRACING "um_fix_range";
 	} else {
-		ksft_exit_skip("no um_tlb:um_tlb_sync or um_tlb:um_fix_range tracepoint (not UML, or its option off: CONFIG_DEBUG_UM_TLB on 6.12, CONFIG_DEBUG_MMU_GATHER on 6.1)\n");
+		ksft_exit_skip("no um_tlb:um_tlb_sync or um_tlb:um_fix_range tracepoint (not UML, or CONFIG_DEBUG_UM_TLB off)\n");
 	}
 	ksft_set_plan(3);
 

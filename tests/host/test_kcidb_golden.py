@@ -7,8 +7,10 @@ NAME"), the kernel image and (all but uml) include/generated/compile.h;
 three recorded runs in build/logs (test-uml, qemu-verify and
 qemu-verify-arm64: munmap with a passing and a skipped case, kernel_log);
 a KSRC whose `make kernelversion` says 6.1.192, dpkg-query saying
-6.1.192-3 for linux-source-6.1, and the repository's patches/. The root's
-path is @ROOT@ in the golden file; nothing else in it varies.
+6.1.192-3 for linux-source-6.1, and a fixed two-patch series of its own
+(SERIES; regenerated for it on 2026-12-06, so that editing patches/ does
+not change the document). The root's path is @ROOT@ in the golden file;
+nothing else in it varies.
 
 usage: python3 -m unittest tests/host/test_kcidb_golden.py
 """
@@ -42,6 +44,17 @@ RESULT = {'name': 'main', 'status': 'PASS',
                                          {'name': 'thp', 'status': 'SKIP'}]}],
           'test_cases': [{'name': 'kernel_log', 'status': 'PASS'}]}
 
+# The fixture's series (patches/6.1/ of its root), fixed.
+SERIES = {
+    'series': '# a fixed series for the golden document\n0001-mm-one.patch\n0002-mm-two.patch\n',
+    '0001-mm-one.patch': 'From: mmlab <mmlab@localhost>\nSubject: [PATCH] mm: one\n\n'
+                         'Signed-off-by: mmlab <mmlab@localhost>\n---\n'
+                         '--- a/mm/one.c\n+++ b/mm/one.c\n@@ -1 +1 @@\n-a\n+b\n',
+    '0002-mm-two.patch': 'From: mmlab <mmlab@localhost>\nSubject: [PATCH] mm: two\n\n'
+                         'Signed-off-by: mmlab <mmlab@localhost>\n---\n'
+                         '--- a/mm/two.c\n+++ b/mm/two.c\n@@ -1 +1 @@\n-c\n+d\n',
+}
+
 HAVE_JSONSCHEMA = importlib.util.find_spec('jsonschema') is not None
 
 
@@ -59,7 +72,10 @@ class Fixture:
         self.root = os.path.join(self.tmp.name, 'root')
         root = self.root
         os.makedirs(os.path.join(root, 'scripts'))
-        os.symlink(os.path.join(ROOT, 'patches'), os.path.join(root, 'patches'))
+        # a series of its own: the golden document must not change with
+        # every edit of the repository's series
+        for name, text in SERIES.items():
+            write(os.path.join(root, 'patches', '6.1', name), text)
         os.symlink(os.path.join(SCRIPTS, 'kcidb-v5.3.schema.json'),
                    os.path.join(root, 'scripts', 'kcidb-v5.3.schema.json'))
         self.sha = {}
@@ -77,7 +93,7 @@ class Fixture:
                 self.sha[name] = hashlib.sha256(f.read()).hexdigest()
         self.logs = os.path.join(conf.build_dir(root), 'logs')
         os.makedirs(self.logs)
-        ph = patchset_hash(conf.patches_dir(ROOT, '6.1'))
+        ph = patchset_hash(conf.patches_dir(root, '6.1'))
         for run, name in RUNS.items():
             m = conf.machine(name)
             rec = {'target': m.boot, 'kernel': m.kernel(root), 'accel': 'tcg',

@@ -405,8 +405,10 @@ test-host: tree
 # with another gcc, cold: 635 s measured); make test-full checks both and
 # adds this tree's other architectures (cross-built, booted in QEMU).
 RELEASE_TREES := $(foreach t,$(trees),$(if $(filter $(RELEASE),$(call mfield,$(t),releases)),$(t)))
+# x86 first: the last background build is then the other tree's UML kernel,
+# and what waits for it (test-uml-all, 3 min) is shorter than qemu-verify.
 OTHER_PARTS = $(foreach t,$(filter-out $(TREE),$(trees)),$(if $(filter $(t),$(RELEASE_TREES)), \
-	uml@$(t)$(comma)rootfs@$(t):test-uml-all@$(t) x86@$(t)$(comma)initramfs@$(t):qemu-verify@$(t),skipped-tree@$(t)))
+	x86@$(t)$(comma)initramfs@$(t):qemu-verify@$(t) uml@$(t)$(comma)rootfs@$(t):test-uml-all@$(t),skipped-tree@$(t)))
 # The mutants and the bisect check are made on 6.1's series.
 MUTANT_PARTS = $(if $(filter 6.1,$(TREE)),*:mutate-quick *:bisect-check,skipped-mutants)
 TEST_PARTS = uml,rootfs:test-uml-all fresh-check x86,initramfs:qemu-verify x86,initramfs:lava-check \

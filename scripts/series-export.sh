@@ -225,6 +225,7 @@ for f in "$OUT"/[0-9]*.patch; do
 	# here-strings, not pipes: grep -q leaving early must not fail a pipeline
 	ids=$(grep -c '^WARNING:UNKNOWN_COMMIT_ID:' <<< "$out" || true)
 	# checkpatch's own count: "total: E errors, W warnings, C checks, ..."
+	e='' w='' c=''
 	read -r e w c < <(sed -n 's/^total: \([0-9]*\) errors, \([0-9]*\) warnings, \([0-9]*\) checks.*/\1 \2 \3/p' <<< "$out") || true
 	unknown=$((unknown + ids))
 	if [ -n "${e:-}" ] && [ "$e" = 0 ] && [ "$c" = 0 ] && [ "$w" = "$ids" ]; then
@@ -238,7 +239,6 @@ for f in "$OUT"/[0-9]*.patch; do
 		grep -v '^$' <<< "$out" | sed 's/^/       /'
 		fails=$((fails + 1))
 	fi
-	e='' w='' c=''
 done
 if [ $fails -gt 0 ]; then
 	say "series-export: checkpatch --strict finds problems in $fails of $total patches (in $OUT)"

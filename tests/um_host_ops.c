@@ -28,9 +28,8 @@ static struct ops traced(void (*fn)(char *), char *p, unsigned long lo, unsigned
 {
 	static char line[1024];
 	struct ops o = { 0 };
-	FILE *f;
-
 	char path[256];
+	FILE *f;
 
 	if (mmlab_trace_own(ev))
 		ksft_exit_fail_msg("cannot enable %s\n", ev);

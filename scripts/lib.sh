@@ -39,11 +39,11 @@ MMLAB_SCRIPTS=$(CDPATH='' cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 conf() {
 	PYTHONPATH=$MMLAB_SCRIPTS /usr/bin/python3 -m mmlab.conf get "$1" "$2"
 }
-# tree_conf FIELD: one field of the kernel tree in use (trees.mk): the one
-# MMLAB_TREE names (the Makefile exports it), else the first; a tree that
-# is not in trees.mk: its error on stderr, exit 2.
+# tree_conf FIELD...: fields of the kernel tree in use (trees.mk), a line
+# each: the tree MMLAB_TREE names (the Makefile exports it), else the
+# first; a tree that is not in trees.mk: its error on stderr, exit 2.
 tree_conf() {
-	PYTHONPATH=$MMLAB_SCRIPTS /usr/bin/python3 -m mmlab.conf tree "$1"
+	PYTHONPATH=$MMLAB_SCRIPTS /usr/bin/python3 -m mmlab.conf tree "$@"
 }
 # missing_packages [LIST|PACKAGE]...: of the packages named and those each
 # LIST file holds (a path, with a /: names on lines not starting with #),

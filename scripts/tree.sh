@@ -8,10 +8,11 @@
 . "$(dirname "$0")/lib.sh"
 set -eu
 SRC=$1 GITDIR=$2
-TARBALL=$(tree_conf tarball)
-PKG=$(tree_conf package)
-VER=$(tree_conf version)
-SUB=$(tree_conf sublevel)
+# one Python for the four (this runs before every build)
+conf=$(tree_conf tarball package version sublevel)
+{ read -r TARBALL; read -r PKG; read -r VER; read -r SUB; } <<EOF
+$conf
+EOF
 export GIT_DIR=$GITDIR GIT_WORK_TREE=$SRC
 
 version() {

@@ -4,7 +4,7 @@ lines (and the lists `machines`, `fields`, ...): nothing else, so this
 reader and make read the same thing (tests/host/test_tables.py checks it).
 
   python3 -m mmlab.conf get NAME FIELD   one field (a machine's or a tree's)
-  python3 -m mmlab.conf tree FIELD       a field of the tree in use (MMLAB_TREE)
+  python3 -m mmlab.conf tree FIELD...    fields of the tree in use (MMLAB_TREE), a line each
   python3 -m mmlab.conf machines         the machines' names
   python3 -m mmlab.conf check            every block complete (exit 1 if not)
   python3 -m mmlab.conf table            the machines, a line each (make machines)
@@ -224,11 +224,12 @@ def main(argv):
     if argv == ['machines']:
         print(' '.join(MACHINES))
         return 0
-    if argv[:1] == ['tree'] and len(argv) == 2:
+    if argv[:1] == ['tree'] and len(argv) >= 2:
         tr = tree()
-        if argv[1] not in TREE_FIELDS + ['name']:
-            die(f'trees have no field {argv[1]!r}', f'one of: name {" ".join(TREE_FIELDS)}')
-        print(tr.get(argv[1], ''))
+        for field in argv[1:]:
+            if field not in TREE_FIELDS + ['name']:
+                die(f'trees have no field {field!r}', f'one of: name {" ".join(TREE_FIELDS)}')
+        print('\n'.join(tr.get(field, '') for field in argv[1:]))
         return 0
     if argv[:1] == ['get'] and len(argv) == 3:
         name, field = argv[1:]

@@ -32,7 +32,7 @@ import sys
 import time
 
 
-from . import conf
+from . import conf, manifest
 from .outcome import FAIL, PASS, SETUP, die, finish, say
 
 # scripts/, where this package is: the boot of the same checkout
@@ -68,6 +68,13 @@ def parse(path):
             die(f'{path}: "# run: TARGET TESTS" is missing or malformed',
                 f'TARGET is one of {", ".join(sorted(targets()))}')
         m['target'], m['tests'] = run
+        # the guest runner's words for what is not in tests/manifest
+        known = {t.name for t in manifest.read()} | {'kunit', 'kselftest', 'soak', 'quick'}
+        unknown = [t for t in m['tests'].split(',') if t not in known]
+        if unknown:
+            die(f'{path}: "# run:" names {", ".join(unknown)}, no guest test '
+                '(the runner would fail it as "no such test", a false kill)',
+                'name guest tests of tests/manifest, and kunit for the KUnit suites')
     return m
 
 

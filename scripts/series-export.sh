@@ -163,7 +163,11 @@ for p in "${patches[@]}"; do
 done
 
 # The cover letter.
-pkg=$(tree_conf package) version=$(tree_conf version).$(tree_conf sublevel)
+fields=$(tree_conf package version sublevel)
+{ read -r pkg; read -r version; read -r sub; } <<EOF
+$fields
+EOF
+version=$version.$sub
 deb=$(dpkg-query -W -f='${Version}' "$pkg" 2> /dev/null || true)
 base="Based on Linux $version as Debian's $pkg ${deb:-(not installed here, so its Debian version unknown)} ships it."
 # the series' diffstat: applied to the files it touches, from pristine

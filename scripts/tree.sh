@@ -9,9 +9,9 @@
 set -eu
 SRC=$1 GITDIR=$2
 # one Python for the four (this runs before every build)
-conf=$(tree_conf tarball package version sublevel)
+fields=$(tree_conf tarball package version sublevel)
 { read -r TARBALL; read -r PKG; read -r VER; read -r SUB; } <<EOF
-$conf
+$fields
 EOF
 export GIT_DIR=$GITDIR GIT_WORK_TREE=$SRC
 

@@ -45,6 +45,18 @@ def targets():
     return {n: m for n, m in conf.MACHINES.items() if not m.built_by}
 
 
+# What the guest runner takes besides the tests of tests/manifest.
+RUNNER_WORDS = {'kunit', 'kselftest', 'soak', 'quick'}
+
+
+def runnable():
+    """The names a run line may give: the manifest's tests and RUNNER_WORDS
+    (read once: parse() runs for every mutant)."""
+    if not hasattr(runnable, 'names'):
+        runnable.names = {t.name for t in manifest.read()} | RUNNER_WORDS
+    return runnable.names
+
+
 def boot_command(m, ksrc, logs, tests):
     """Boot machine m's kernel and root (build/NAME) as run "mutate"."""
     return [sys.executable, '-m', 'mmlab.boot', m.name, '--ksrc', ksrc, '--logdir', logs,
@@ -68,9 +80,7 @@ def parse(path):
             die(f'{path}: "# run: TARGET TESTS" is missing or malformed',
                 f'TARGET is one of {", ".join(sorted(targets()))}')
         m['target'], m['tests'] = run
-        # the guest runner's words for what is not in tests/manifest
-        known = {t.name for t in manifest.read()} | {'kunit', 'kselftest', 'soak', 'quick'}
-        unknown = [t for t in m['tests'].split(',') if t not in known]
+        unknown = [t for t in m['tests'].split(',') if t not in runnable()]
         if unknown:
             die(f'{path}: "# run:" names {", ".join(unknown)}, no guest test '
                 '(the runner would fail it as "no such test", a false kill)',

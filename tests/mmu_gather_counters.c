@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mmu_gather_counters: unmap anonymous memory of sizes that cross the
- * mmu_gather's boundaries (the 8-page on-stack bundle, one ~510-page batch,
- * the MAX_GATHER_BATCH_COUNT cap) with munmap() and MADV_DONTNEED, and check
+ * mmu_gather's boundaries (the on-stack bundle, one batch, the
+ * MAX_GATHER_BATCH_COUNT cap; the first two measured on the running kernel,
+ * see find_batch_model()) with munmap() and MADV_DONTNEED, and check
  * that the CONFIG_DEBUG_MMU_GATHER counters in /proc/vmstat move exactly as
  * a model of the batching predicts; then again with fail_mmu_gather at
  * 100 %, where a flush must come every 8 pages. The counters are global:
@@ -26,32 +27,29 @@
 #include <sys/wait.h>
 #include "mmlab.h"
 
-/* include/asm-generic/tlb.h for 4 KiB pages on 64-bit */
-#define BUNDLE		8
-/* MAX_GATHER_BATCH: a page less struct mmu_gather_batch (a pointer, two
- * unsigned ints), in pointers: 510 on 64-bit, 1021 on 32-bit */
-#define BATCH		((4096 - sizeof(void *) - 2 * sizeof(unsigned int)) / sizeof(void *))
-#define BATCH_COUNT	(10000 / BATCH)		/* MAX_GATHER_BATCH_COUNT: 19, 9 */
 /*
- * Since v6.3 a batch holds encoded pages, where a folio range takes two
- * entries: __tlb_remove_folio_pages() asks for the next batch once
- * nr >= max - 1, so the bundle takes 7 single pages and a batch 509.
- * Before, a batch was full at max. Set from the running kernel's version.
+ * The gather's sizes. What include/asm-generic/tlb.h gives them:
+ * MMU_GATHER_BUNDLE, 8 entries on the stack; MAX_GATHER_BATCH, a page less
+ * struct mmu_gather_batch (a pointer, two unsigned ints), in pointers of
+ * the kernel (510 for 4 KiB pages on 64-bit, 1021 on 32-bit); and
+ * MAX_GATHER_BATCH_COUNT, 10000 / MAX_GATHER_BATCH (19, 9). Since v6.3 a
+ * batch holds encoded pages, where a folio range takes two entries:
+ * __tlb_remove_folio_pages() asks for the next batch once nr >= max - 1,
+ * so the bundle takes 7 single pages and a batch 509; before, a batch was
+ * full at max.
+ *
+ * The model uses what the running kernel does, measured by
+ * find_batch_model() (through fail_mmu_gather and the release tracepoint),
+ * and checks it against the above; without fail_mmu_gather it uses the
+ * above and says so.
  */
-static int full_early;
-
-static void find_batch_model(void)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (!uname(&u))
-		sscanf(u.release, "%d.%d", &major, &minor);
-	full_early = major > 6 || (major == 6 && minor >= 3);
-	ksft_print_msg("Linux %d.%d: a batch is full at %s (bundle %d, batch %d pages)\n",
-		       major, minor, full_early ? "max - 1" : "max",
-		       (int)(BUNDLE - full_early), (int)(BATCH - full_early));
-}
+#define HDR_BUNDLE	8
+static int full_early;		/* a batch is full at max - 1 (since 6.3) */
+static long hdr_batch;		/* MAX_GATHER_BATCH for this kernel */
+static long BUNDLE, BATCH;	/* pages the bundle and a batch take */
+static long BATCH_COUNT;	/* MAX_GATHER_BATCH_COUNT */
+static int measured;		/* BUNDLE and BATCH read from the kernel */
+#define MAX_BATCH_COUNT	64	/* room in predict(); 9 or 19 in practice */
 
 #ifdef __s390x__
 #define NO_GATHER	1	/* arch/s390/Kconfig: select MMU_GATHER_NO_GATHER */
@@ -103,7 +101,7 @@ static int read_events(long long ev[NR_EV])
  */
 static void predict(long pages, int fail, long long ev[NR_EV])
 {
-	long nr[BATCH_COUNT + 1] = { 0 }, pending = 0;
+	long nr[MAX_BATCH_COUNT + 1] = { 0 }, pending = 0;
 	int active = 0, chain = 0;	/* batches allocated after the bundle */
 
 	memset(ev, 0, sizeof(long long) * NR_EV);
@@ -112,7 +110,7 @@ static void predict(long pages, int fail, long long ev[NR_EV])
 		return;
 	}
 	for (long i = 0; i < pages; i++) {
-		int cap = (active ? BATCH : BUNDLE) - full_early, flush = 0;
+		int cap = active ? BATCH : BUNDLE, flush = 0;
 
 		nr[active]++;
 		pending++;
@@ -150,6 +148,99 @@ static int set_failing(int on)
 	return mmlab_fail_attr(FAILFS, on);
 }
 
+#define EVENTS	TRACEFS "/events/mmu_gather/"
+
+static void populate(char *p, long npages);
+
+/*
+ * The pages this task's first release carried when MADV_DONTNEED dropped
+ * @npages with fail_mmu_gather failing every batch allocation after
+ * @space bytes' worth of them (fail_mmu_gather's "space": each allocation
+ * asks for a page), or -1.
+ */
+static long first_release(long npages, long space)
+{
+	static char line[1024];
+	char buf[32];
+	long nr = -1;
+	char *p = mmlab_map(npages);
+	FILE *f;
+
+	madvise(p, npages * MMLAB_PAGE, MADV_NOHUGEPAGE);
+	populate(p, npages);
+	snprintf(buf, sizeof(buf), "%ld", space);
+	if (set_failing(1) || mmlab_write_file(FAILFS "/space", buf) ||
+	    mmlab_write_file(TRACEFS "/trace", "") ||
+	    mmlab_trace_own_where(EVENTS "mmu_gather_release", "")) {
+		set_failing(0);
+		munmap(p, npages * MMLAB_PAGE);
+		return -1;
+	}
+	madvise(p, npages * MMLAB_PAGE, MADV_DONTNEED);
+	mmlab_trace_stop(EVENTS "mmu_gather_release");
+	mmlab_write_file(EVENTS "mmu_gather_release/filter", "0");
+	set_failing(0);
+	mmlab_write_file(FAILFS "/space", "0");
+	f = fopen(TRACEFS "/trace", "r");
+	while (f && nr < 0 && fgets(line, sizeof(line), f)) {
+		char *r = strstr(line, "nr_pages=");
+
+		if (line[0] != '#' && strstr(line, "mmu_gather_release:") && r)
+			nr = atol(r + strlen("nr_pages="));
+	}
+	if (f)
+		fclose(f);
+	munmap(p, npages * MMLAB_PAGE);
+	return nr;
+}
+
+/*
+ * Read the gather's sizes from the running kernel (see the top), and check
+ * them against what its headers give. 0, or how many differ.
+ */
+static int find_batch_model(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0, bad = 0;
+	long word = 8, bundle = -1, both = -1;
+
+	if (!uname(&u)) {
+		sscanf(u.release, "%d.%d", &major, &minor);
+		/* the kernel's pointers: 32-bit arm and sh4 here */
+		if (!strncmp(u.machine, "armv", 4) || !strncmp(u.machine, "sh", 2) ||
+		    !strcmp(u.machine, "i686"))
+			word = 4;
+	}
+	full_early = major > 6 || (major == 6 && minor >= 3);
+	hdr_batch = (MMLAB_PAGE - word - 2 * 4) / word;
+	BUNDLE = HDR_BUNDLE - full_early;
+	BATCH = hdr_batch - full_early;
+	if (!NO_GATHER && access(FAILFS "/space", W_OK) == 0) {
+		/* all fail: the bundle alone; one batch let through: and a batch */
+		bundle = first_release(4 * HDR_BUNDLE, 0);
+		both = first_release(2 * (HDR_BUNDLE + hdr_batch), MMLAB_PAGE + 1);
+	}
+	if (bundle > 0 && both > bundle) {
+		ksft_print_msg("Linux %d.%d (%s, %ld-byte pointers): the bundle takes %ld pages, a batch %ld (its headers: %ld, %ld: full at %s)\n",
+			       major, minor, u.machine, word, bundle, both - bundle, BUNDLE, BATCH,
+			       full_early ? "max - 1" : "max");
+		bad = (bundle != BUNDLE) + (both - bundle != BATCH);
+		measured = 1;
+		BUNDLE = bundle;
+		BATCH = both - bundle;
+	} else {
+		ksft_print_msg("Linux %d.%d: the headers' sizes, not measured (%s): bundle %ld pages, batch %ld (full at %s)\n",
+			       major, minor,
+			       NO_GATHER ? "no gather" : bundle == -1 && both == -1 ?
+			       "no " FAILFS "/space" : "the release tracepoint said nothing",
+			       BUNDLE, BATCH, full_early ? "max - 1" : "max");
+	}
+	BATCH_COUNT = 10000 / (BATCH + full_early);
+	if (BATCH_COUNT > MAX_BATCH_COUNT)
+		BATCH_COUNT = MAX_BATCH_COUNT;
+	return bad;
+}
+
 /*
  * What the two tracepoints saw: this task's share of each counter but the
  * cap (own[]) and the range of its flushes, and the other tasks' share
@@ -166,8 +257,6 @@ static long long foreign_events(const struct trace_sum *t)
 {
 	return t->foreign[ALLOC] + t->foreign[FAIL] + t->foreign[FLUSH];
 }
-
-#define EVENTS	TRACEFS "/events/mmu_gather/"
 
 static int trace_on(void)
 {
@@ -586,19 +675,19 @@ again:
 #define CASE_MIB(npages)	((npages) / 256 + 16)
 
 /* 32K .. 64M: the bundle full, one past it, a batch's worth, the bundle
- * and a batch full (the last two set by find_batch_model()), 64 MiB */
-static long sizes[] = { 8, 9, 512, BUNDLE + BATCH, 16384 };
+ * and a batch full (those three set from find_batch_model()), 64 MiB */
+static long sizes[] = { 0, 0, 512, 0, 16384 };
 
 int main(void)
 {
 	long long ev[NR_EV];
-	int fail, has_fail, plan = 0;
+	int fail, has_fail, plan = 1, sizes_bad;
 
 	ksft_print_header();
-	find_batch_model();
-	sizes[0] = BUNDLE - full_early;
-	sizes[1] = sizes[0] + 1;
-	sizes[3] = BUNDLE + BATCH - 2 * full_early;
+	sizes_bad = find_batch_model();
+	sizes[0] = BUNDLE;
+	sizes[1] = BUNDLE + 1;
+	sizes[3] = BUNDLE + BATCH;
 	if (read_events(ev))
 		ksft_exit_skip("kernel built without CONFIG_DEBUG_MMU_GATHER (no mmu_gather_* in /proc/vmstat)\n");
 	has_fail = access(FAILFS "/probability", W_OK) == 0;
@@ -608,6 +697,12 @@ int main(void)
 			plan += 2 * (3 + (sizes[i] >= 4096)) + 1;	/* munmap + dontneed */
 	plan += 2 * (2 - NO_GATHER) + NO_GATHER;
 	ksft_set_plan(plan);
+	if (measured)
+		ksft_test_result(!sizes_bad, "the gather's sizes, measured, are its headers' (bundle %ld pages, batch %ld)\n",
+				 BUNDLE, BATCH);
+	else
+		mmlab_skip("the gather's sizes", NO_GATHER ? "s390 gathers no pages" :
+			   "not measured: no fail_mmu_gather or no release tracepoint");
 	if (NO_GATHER)
 		mmlab_skip("fail_mmu_gather cases",
 			   "s390 gathers no pages (MMU_GATHER_NO_GATHER): no batch allocation to fail");

@@ -13,7 +13,7 @@
  * munmap() returned. It cannot see the order of the flush and the free
  * inside munmap(): the pages are reused only after munmap() returns, when
  * any flush, even one issued after the free, has completed. That order is
- * checked by the KUnit case mmu_gather.gather_flushes_before_free.
+ * checked by the KUnit case mmu_gather.gather_flushes_before_release.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -57,7 +57,6 @@
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include "mmlab.h"
 
@@ -450,17 +449,6 @@ report:
 	ksft_test_result(!fail, "%s\n", name);
 }
 
-/* The tree's major and minor version (uname -r), e.g. 601 or 612. */
-static int kernel_version(void)
-{
-	struct utsname u;
-	int major = 0, minor = 0;
-
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
-		return 0;
-	return major * 100 + minor;
-}
-
 /*
  * A page that can never move: a pipe holds a reference to it (vmsplice),
  * so each try unmaps it, finds the extra reference when it moves it, and
@@ -479,7 +467,7 @@ static int kernel_version(void)
 static void case_unmovable(void)
 {
 	const char *name = "a page a pipe holds: tried the budget's times, not moved";
-	int ver = kernel_version(), want = ver >= 603 ? 2 : 10;
+	int ver = mmlab_kernel_version(NULL), want = ver >= 603 ? 2 : 10;
 	int pipefd[2], node = 1, status = -1, fail = 0;
 	long ipis, batched, mm_flushes, moved, failed, rc;
 	char *page = mmlab_map(1);
@@ -571,8 +559,7 @@ static void case_enomem(void)
 	mmlab_write_file("/proc/self/make-it-fail", "1");
 	rc = mmlab_move_pages(N, pages, nodes, status, MPOL_MF_MOVE);
 	err = errno;
-	mmlab_write_file("/proc/self/make-it-fail", "0");
-	mmlab_write_file(FAIL_PAGE_ALLOC "/probability", "0");
+	mmlab_fail_attr(FAIL_PAGE_ALLOC, 0);
 	mmlab_trace_stop(MIGRATE_EV);
 	read_trace(&ipis, &batched, &mm_flushes, &moved, &failed);
 	f = fopen(FAIL_PAGE_ALLOC "/times", "r");

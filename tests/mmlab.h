@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 
 #include "kselftest.h"
 
@@ -439,6 +440,22 @@ static inline int mmlab_trace_own(const char *ev)
 	if (mmlab_write_file("/sys/kernel/tracing/trace", ""))
 		return -1;
 	return mmlab_trace_own_where(ev, "");
+}
+
+/*
+ * The running kernel's major and minor version as major * 100 + minor
+ * (601, 612), or 0; @u (if not NULL) gets the whole uname().
+ */
+static inline int mmlab_kernel_version(struct utsname *u)
+{
+	struct utsname own;
+	int major = 0, minor = 0;
+
+	if (!u)
+		u = &own;
+	if (uname(u) || sscanf(u->release, "%d.%d", &major, &minor) != 2)
+		return 0;
+	return major * 100 + minor;
 }
 
 /* Stop tracing tracefs event directory @ev. 0, or -1. */

@@ -23,7 +23,6 @@
  * (another task's frees in the window retry the case: other_task_freed());
  * the tracepoint checks are skips that say why.
  */
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include "mmlab.h"
 
@@ -200,18 +199,15 @@ static long first_release(long npages, long space)
  */
 static int find_batch_model(void)
 {
-	struct utsname u;
-	int major = 0, minor = 0, bad = 0;
+	struct utsname u = { 0 };
+	int ver = mmlab_kernel_version(&u), major = ver / 100, minor = ver % 100, bad = 0;
 	long word = 8, bundle = -1, both = -1;
 
-	if (!uname(&u)) {
-		sscanf(u.release, "%d.%d", &major, &minor);
-		/* the kernel's pointers: 32-bit arm and sh4 here */
-		if (!strncmp(u.machine, "armv", 4) || !strncmp(u.machine, "sh", 2) ||
-		    !strcmp(u.machine, "i686"))
-			word = 4;
-	}
-	full_early = major > 6 || (major == 6 && minor >= 3);
+	/* the kernel's pointers: 32-bit arm and sh4 here */
+	if (!strncmp(u.machine, "armv", 4) || !strncmp(u.machine, "sh", 2) ||
+	    !strcmp(u.machine, "i686"))
+		word = 4;
+	full_early = ver >= 603;
 	hdr_batch = (MMLAB_PAGE - word - 2 * 4) / word;
 	BUNDLE = HDR_BUNDLE - full_early;
 	BATCH = hdr_batch - full_early;

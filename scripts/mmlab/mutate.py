@@ -196,10 +196,17 @@ def main():
             b = subprocess.run(make, capture_output=True, text=True)
             if b.returncode != 0:
                 tree.restore()
-                err = [l for l in (b.stdout + b.stderr).splitlines() if 'error' in l.lower()]
-                rows.append((m['name'], 'ERROR', f'does not build: {(err or ["?"])[0][:200]}',
+                out = b.stdout + b.stderr
+                blog = os.path.join(logs, f'mutate-{m["name"]}.build.log')
+                with open(blog, 'w') as f:
+                    f.write(out)
+                # the compiler's or mmlab's own error first, make's last
+                lines = out.splitlines()
+                err = ([l for l in lines if 'error:' in l] or
+                       [l for l in lines if 'error' in l.lower()] or ['?'])
+                rows.append((m['name'], 'ERROR', f'does not build: {err[0][:200]} (log: {blog})',
                              time.monotonic() - t0))
-                say(f'{head}: ERROR: does not build: {(err or ["?"])[0][:200]}')
+                say(f'{head}: ERROR: does not build: {err[0][:200]} (log: {blog})')
                 continue
             boot = boot_command(mach, ksrc, logs, m['tests'])
             record = os.path.join(logs, 'mutate.run')

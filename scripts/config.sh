@@ -13,6 +13,9 @@
 set -euo pipefail
 SRC=$1 O=$2 ARCH=$3 BASE=$4
 shift 4
+# Not the calling make's flags: its variables (make mutate M=..., T=, V=)
+# would reach kbuild, where M= means an external module.
+unset MAKEFLAGS MAKEOVERRIDES MFLAGS
 mkdir -p "$O"
 for f in "$@"; do
 	[ -f "$f" ] || die "config fragment $f is missing"

@@ -19,6 +19,8 @@ done
 
 t0=$(date +%s)
 say "uapi headers for the selftests ..."
+# Not the calling make's flags: M= (make mutate M=...) means a module to kbuild.
+unset MAKEFLAGS MAKEOVERRIDES MFLAGS
 make -s -C "$SRC" O="$OUT/hdr" ARCH=x86 headers_install INSTALL_HDR_PATH="$OUT/hdr/usr" \
 	> "$OUT.log" 2>&1 || {
 	tail -20 "$OUT.log" >&2

@@ -95,7 +95,7 @@ ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh tests/man
 .PHONY: FORCE all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
         series-export rootfs tests test test-uml test-host run doctor clean distclean help \
         initramfs qemu-verify qemu-run qemu-gdb gdb kselftest kselftest-uml kselftest-x86 \
-        soak soak-uml soak-x86 soak-kcsan uml-kasan x86-kasan x86-kcsan bench test-uml-all fresh-check mutate mutate-quick \
+        soak soak-uml soak-x86 soak-kcsan uml-kasan x86-kasan x86-kcsan bench test-uml-all fresh-check flake mutate mutate-quick \
         kcidb bisect bisect-check bundle lava-job lava-check arch-deps arch-verify machines
 
 all: deps uml rootfs
@@ -133,6 +133,7 @@ tests-for:
 ## make test-uml        the edit -> test loop: incremental UML rebuild + boot + KUnit + quick tests (T=a,b others; T=test all)
 ## make test-host       the host tooling's tests (tests/host/): unit tests first, then what the built kernels allow
 ## make test-uml-all    the whole UML suite (vm selftests, bench, 20 s soak too), as make test runs it
+## make flake          rerun one part RUNS times (PART=test-uml, RUNS=20; PART=qemu-verify RUNS=5): each test's pass rate
 ## make mutate         mutation testing: every tests/mutants/ bug must fail the suite (M=name runs one)
 ## make fresh-check     make and ./linux ubd0=rootfs.img on a fresh Debian 12 root (mmdebstrap; root; FRESH_CCACHE=cold: the root's own empty ccache)
 ## make run             boot UML to an interactive shell (the image stays unmodified)
@@ -453,6 +454,12 @@ skipped-mutants:
 # Mutation testing (scripts/mmlab/mutate.py, tests/mutants/): M=a,b runs those.
 # make test runs MUTATE_QUICK, so the harness itself stays tested.
 MUTATE_QUICK ?= 09-,22-
+# Flake check (scripts/mmlab/flake.py): PART rerun RUNS times, each test's
+# pass rate; KVER (or KSRC) and T pass on to each run.
+flake:
+	@$(PY)flake $(ROOT) $(LOGS) $(or $(RUNS),20) $(or $(PART),test-uml) \
+	    $(if $(KSRC_IS_USER),KSRC=$(KSRC),KVER=$(KVER)) $(if $(T),T=$(T))
+
 mutate: series
 	@$(PY)mutate $(ROOT) $(KSRC) $(GITDIR) $(LOGS) $(M)
 

@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import re
 import subprocess
 import sys
@@ -403,32 +404,68 @@ class BenchVerdicts(unittest.TestCase):
                 'ns_per_page': ns, 'tlb_ipis': ipis, 'flushes': 1, 'batch_allocs': 1,
                 'pages_freed': 1, 'ok': 1}
 
-    def runs(self, migrate_off, ipis_off, munmap_off):
-        # three boots each; the medians are the middle values
+    # the same boot-to-boot noise for every kernel: tight, or wide
+    TIGHT = (0.995, 0.998, 1.0, 1.002, 1.005)
+    WIDE = (0.8, 0.9, 1.0, 1.1, 1.25)
+
+    def runs(self, migrate_off, ipis_off, munmap_off, noise=TIGHT):
         def boots(m, i, u):
             return [[self.row('migrate', m * f, i, 1), self.row('munmap', u * f, 0, 0, 512)]
-                    for f in (0.9, 1.0, 1.2)]
+                    for f in noise]
         return {'stock': boots(100.0, 131072, 10.0), 'off': boots(migrate_off, ipis_off, munmap_off),
                 'patched': boots(migrate_off, ipis_off, munmap_off * 1.1)}
 
-    def check(self, *args):
-        results = bench.summarize(self.runs(*args))
-        return results, [ok for ok, _ in bench.verdicts(results)]
+    def check(self, *args, **kw):
+        results = bench.summarize(self.runs(*args, **kw))
+        checks = bench.verdicts(results)
+        return results, [v for v, _ in checks], [what for _, what in checks]
 
     def test_batched_migration_passes(self):
-        results, oks = self.check(40.0, 256, 10.1)
-        self.assertEqual(oks, [True, True, True])
+        results, verdicts, _ = self.check(40.0, 256, 10.1)
+        self.assertEqual(verdicts, ['PASS', 'PASS', 'PASS'])
         mig = results[0]
         self.assertAlmostEqual(mig['ratio_off'], 0.4)
         self.assertAlmostEqual(mig['stock']['tlb_ipis_per_page'], 1.0)
         self.assertAlmostEqual(mig['stock']['tlb_ipis_per_mib'], 256.0)
         self.assertAlmostEqual(mig['ratio_off_ipis'], 256 / 131072)
         self.assertAlmostEqual(results[1]['ratio_on'], 1.111, places=3)
+        # pages/s 2.5x, its interval from the pairwise ratios of the boots
+        ci = mig['ci_speed_off']
+        self.assertAlmostEqual(ci['estimate'], 2.5)
+        self.assertTrue(2.45 < ci['low'] < 2.5 < ci['high'] < 2.55, ci)
 
     def test_too_slow_too_many_shootdowns_or_a_slower_workload_fail(self):
-        self.assertEqual(self.check(60.0, 256, 10.0)[1], [False, True, True])
-        self.assertEqual(self.check(40.0, 131072 // 10, 10.0)[1], [True, False, True])
-        self.assertEqual(self.check(40.0, 256, 10.3)[1], [True, True, False])
+        self.assertEqual(self.check(60.0, 256, 10.0)[1], ['FAIL', 'PASS', 'PASS'])
+        self.assertEqual(self.check(40.0, 131072 // 10, 10.0)[1], ['PASS', 'FAIL', 'PASS'])
+        self.assertEqual(self.check(40.0, 256, 10.3)[1], ['PASS', 'PASS', 'FAIL'])
+
+    def test_noisy_boots_give_no_verdict(self):
+        # 1 % slower with boots 50 % apart: neither pass nor fail
+        _, verdicts, whats = self.check(40.0, 256, 10.1, noise=self.WIDE)
+        self.assertEqual(verdicts[2], 'INCONCLUSIVE')
+        self.assertRegex(whats[2], r'pages/s 0\.990x stock \[0\.\d+, 1\.\d+\] \(>= 0\.98\): '
+                                   r'about \d+ boots of each would decide it')
+        # a 1.25x migration under the same noise is still clearly short of 2x
+        self.assertEqual(self.check(80.0, 256, 10.0, noise=self.WIDE)[1][0], 'FAIL')
+
+    def test_three_boots_have_no_interval(self):
+        _, verdicts, whats = self.check(40.0, 256, 10.0, noise=(0.99, 1.0, 1.01))
+        self.assertEqual(verdicts, ['INCONCLUSIVE'] * 3)
+        self.assertIn('no 95 % interval from 3 boots', whats[0])
+
+    @unittest.skipUnless(shutil.which('gnuplot'), 'gnuplot is missing (make deps)')
+    def test_plot_with_error_bars(self):
+        results = bench.summarize(self.runs(40.0, 256, 10.1, noise=self.WIDE))
+        bench.verdicts(results)
+        with tempfile.TemporaryDirectory() as out:
+            png = bench.plot(results, out, 5, 'tcg')
+            self.assertGreater(os.path.getsize(png), 10000)
+            with open(os.path.join(out, 'ratios.dat')) as f:
+                rows = f.read().splitlines()
+        # label, then estimate, low, high for options off and on
+        self.assertEqual(len(rows), 2)
+        est, lo, hi = map(float, rows[1].split('" ')[1].split()[:3])
+        self.assertTrue(lo < est < hi, rows[1])
 
     def test_a_boot_without_every_remote_count_is_caught(self):
         rows = [self.row('migrate', 1.0, 1, r) for r in (1, 3)]

@@ -42,6 +42,14 @@ build() {	# build MACHINE TREE: its config (machines.mk) with the stock fragment
 stock=$BUILD/check/src
 scratch_tree "$GITDIR" "$stock" "$PATCHES"
 build x86-stock "$stock"
+if [ "${BENCH_AA:-0}" = 1 ]; then
+	# The noise floor: stock against itself, in all three slots.
+	make -s -C "$ROOT" initramfs
+	s=$(conf x86-stock kernel)
+	say "BENCH_AA=1: stock against itself (the noise floor), $BOOTS boots in each slot"
+	PYTHONPATH=$ROOT/scripts exec /usr/bin/python3 -m mmlab.bench --aa --stock "$s" --off "$s" \
+		--patched "$s" --initrd "$(conf x86 root_image)" --boots "$BOOTS" --out "$OUT/aa"
+fi
 build x86-off "$SRC"
 make -s -C "$ROOT" x86 initramfs
 

@@ -18,11 +18,27 @@ passed every run, those that failed in at least one, those skipped in all.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 
 from .outcome import FAIL, PASS, SETUP, die, finish, say
+
+
+# A measured value in a test's description ("memory came back (free 272640
+# -> 338316 KiB)") differs between runs: the name keeps "(...)" instead.
+MEASURED = re.compile(r'\([^()]*\d[^()]*\)')
+
+
+def names(found):
+    """(name, status) with measured values cut out of the names, and a
+    repeated name within one run numbered (#2, #3, ...)."""
+    seen = {}
+    for name, status in found:
+        name = MEASURED.sub('(...)', name)
+        seen[name] = seen.get(name, 0) + 1
+        yield (name if seen[name] == 1 else f'{name} #{seen[name]}'), status
 
 
 def cases(group, prefix=''):
@@ -72,7 +88,7 @@ def main():
         times.append(round(took, 1))
         try:
             with open(results) as f:
-                got = list(cases(json.load(f)))
+                got = list(names(cases(json.load(f))))
         except (OSError, ValueError):
             got = []
         # The run's verdict (make itself exits 2 for any failed recipe):

@@ -30,8 +30,8 @@ part:
 	if [ "$$n" = "$(NOGUEST)" ]; then echo "the build failed"; exit 2; fi; \
 	if [ "$$n" = "$(NORESULT)" ]; then echo "0 0 0 3" > $(LOGS)/part.summary; echo "guest crashed"; exit 3; fi; \
 	f=PASS rc=0; [ -z "$(STEADY)" ] && [ $$((n % 2)) = 0 ] && f=FAIL rc=1; \
-	printf '{"name": "KUnit Test Group", "test_cases": [], "sub_groups": [{"name": "suite", "sub_groups": [], "test_cases": [{"name": "steady", "status": "PASS"}, {"name": "flaky", "status": "%s"}, {"name": "skipped", "status": "SKIP"}]}]}' $$f > $(LOGS)/part.json; \
-	echo "1 0 1 $$rc" > $(LOGS)/part.summary; \
+	printf '{"name": "KUnit Test Group", "test_cases": [], "sub_groups": [{"name": "suite", "sub_groups": [], "test_cases": [{"name": "steady", "status": "PASS"}, {"name": "flaky", "status": "%s"}, {"name": "skipped", "status": "SKIP"}, {"name": "freed (free '$$n'00 KiB)", "status": "PASS"}, {"name": "twice", "status": "PASS"}, {"name": "twice", "status": "PASS"}]}]}' $$f > $(LOGS)/part.json; \
+	echo "4 0 1 $$rc" > $(LOGS)/part.summary; \
 	[ $$f = PASS ]
 '''
 
@@ -60,10 +60,13 @@ class FlakeTest(unittest.TestCase):
         # runs 1..5: run 3 left nothing; flaky failed in runs 2 and 4
         self.assertIn('suite.flaky: passed 2 of 4 (50 %), failed in run(s) 2,4', out)
         self.assertIn('run 3: exit 3 without a failing test', out)
-        self.assertEqual(out.strip().splitlines()[-1], '1 passed, 1 failed, 1 skipped')
+        # a measured value in a name, and a name twice in a run, are one test each
+        self.assertEqual(out.strip().splitlines()[-1], '4 passed, 1 failed, 1 skipped')
         with open(os.path.join(logs, 'flake-part.json')) as f:
             d = json.load(f)
         self.assertEqual(d['tests']['suite.steady']['passed'], 4)
+        self.assertEqual(d['tests']['suite.freed (...)']['passed'], 4)
+        self.assertEqual(d['tests']['suite.twice #2']['passed'], 4)
         self.assertEqual(d['tests']['suite.flaky']['failed_in'], [2, 4])
         self.assertEqual(d['bad_runs'], [[3, 3]])
         self.assertTrue(os.path.exists(os.path.join(logs, 'flake-part-run3.out')))
@@ -73,7 +76,7 @@ class FlakeTest(unittest.TestCase):
         r, logs = self.run_flake(3, 'STEADY=1')
         out = r.stdout + r.stderr
         self.assertEqual(r.returncode, 0, out)
-        self.assertEqual(out.strip().splitlines()[-1], '2 passed, 0 failed, 1 skipped')
+        self.assertEqual(out.strip().splitlines()[-1], '5 passed, 0 failed, 1 skipped')
 
     def test_run_without_guest_stops(self):
         r, logs = self.run_flake(4, 'NOGUEST=2', 'STEADY=1')

@@ -136,7 +136,7 @@ def summarize(runs):
                 'tlb_ipis_per_page': ipis / unit,
                 'tlb_ipis_per_mib': ipis * 256 / unit,
                 'counters_per_boot': [r.get('runs', []) for r in rs],
-                'boot_rows': [{'tlb_ipis': r['tlb_ipis']} for r in rs],
+                'tlb_ipis_boots': [r['tlb_ipis'] for r in rs],
                 'flushes': rs[0]['flushes'], 'batch_allocs': rs[0]['batch_allocs'],
                 'pages_freed': rs[0]['pages_freed'],
                 'pgmigrate_success': rs[0].get('pgmigrate_success'),
@@ -163,7 +163,7 @@ def boots_of(entry, name, what):
     k = entry[name]
     if what == 'ns':
         return k['ns_per_page_boots']
-    return [(r['tlb_ipis'] + 1) / k['unit_pages'] for r in k['boot_rows']]
+    return [(ipis + 1) / k['unit_pages'] for ipis in k['tlb_ipis_boots']]
 
 
 def check(entry, name, what, threshold, at_least):
@@ -174,7 +174,7 @@ def check(entry, name, what, threshold, at_least):
     v = stats.verdict(r, threshold, at_least)
     lo, hi = r['low'], r['high']
     iv = (f'[{lo:.3f}, {hi:.3f}]' if lo is not None else
-          f'no {round(100 * 0.95)} % interval from {r["n"]} boots')
+          f'no 95 % interval from {r["n"]} boots')
     text = (f'{"pages/s" if what == "ns" else "shootdowns per page"} {r["estimate"]:.3f}x stock '
             f'{iv} ({">=" if at_least else "<="} {threshold})')
     if v == stats.INCONCLUSIVE:

@@ -24,7 +24,7 @@ parallel=0
 LOGS=$1
 shift
 mkdir -p "$LOGS"
-P=0 F=0 SK=0 worst=0
+P=0 F=0 SK=0 worst=0 reasons=()
 # needs [TARGET,...:]PART: the background targets PART waits for (*: all
 # those queued so far)
 needs() {
@@ -69,12 +69,19 @@ tally() {	# tally TARGET RC SECONDS
 	P=$((P + p)) F=$((F + f)) SK=$((SK + s))
 	[ "$(rank "$rc")" -gt "$(rank $worst)" ] && worst=$rc
 	summary="$summary  $t: $p passed, $f failed, $s skipped (exit $rc)\n"
+	# what its failed tests said (results.py writes NAME.failures)
+	local why=$(summary_of "$t")
+	why=${why%.summary}.failures
+	if [ "$rc" != 0 ] && [ -s "$why" ]; then
+		reasons+=("$t:")
+		mapfile -t -O ${#reasons[@]} reasons < <(head -8 "$why" | cut -c1-400 | sed 's/^/    /')
+	fi
 }
 if [ $parallel = 1 ]; then
 	declare -A pid
 	t0=$(date +%s)
 	for t in "$@"; do
-		rm -f "$(summary_of "$t")"
+		sf=$(summary_of "$t") && rm -f "$sf" "${sf%.summary}.failures"
 		say "=== make $t started (output: $LOGS/$t.out)"
 		mk "$t" > "$LOGS/$t.out" 2>&1 &
 		pid[$t]=$!
@@ -134,7 +141,7 @@ else
 				sleep 2
 			done
 		done
-		rm -f "$(summary_of "$t")"
+		sf=$(summary_of "$t") && rm -f "$sf" "${sf%.summary}.failures"
 		say "=== make $t ($(elapsed) so far)"
 		t0=$(date +%s)
 		mk "$t"
@@ -151,5 +158,6 @@ else
 	fi
 fi
 printf "mmlab: suite done in %s\n$summary" "$(elapsed)"
+[ ${#reasons[@]} = 0 ] || printf 'failed, as the tests said it:\n%s\n' "$(printf '  %s\n' "${reasons[@]}")"
 echo "$P passed, $F failed, $SK skipped"
 exit $worst

@@ -326,6 +326,38 @@ def top_results(ktap):
     return out
 
 
+def failure_reasons(ktap, most=3):
+    """'SUITE.TEST: what it printed last' for each failed KTAP result.
+
+    The message is the diagnostic lines between the result before it and
+    its "not ok" (at most the last MOST of them). A suite's own "not ok"
+    after failed cases adds nothing and is left out.
+    """
+    out, since, parents, failed_in = [], [], {}, set()
+    for line in ktap:
+        sub = re.match(r'^( *)# Subtest: (.*)$', line)
+        m = KTAP_RESULT.match(line)
+        if sub:
+            parents[len(sub.group(1))] = sub.group(2).strip()
+            since = []
+        elif m:
+            depth = len(m.group('indent'))
+            test, _, directive = m.group('name').partition('#')
+            test = test.strip()
+            failed = m.group('ok') == 'not ok' and \
+                not directive.strip().upper().startswith('SKIP')
+            if failed and test not in failed_in:
+                path = '.'.join(parents[d] for d in sorted(parents) if 0 < d <= depth)
+                said = ' | '.join(since[-most:]) or '(no message)'
+                out.append(f'{path + "." if path else ""}{test}: {said}')
+            if failed and depth and depth in parents:
+                failed_in.add(parents[depth])
+            since = []
+        elif line.strip().startswith('#') and not line.strip().startswith('# Totals'):
+            since.append(line.strip()[1:].strip())
+    return out
+
+
 def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=None,
               run=None):
     """Write NAME.ktap, .json, .junit.xml, .summary and .run; print the counts;
@@ -384,6 +416,12 @@ def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=
     top = top_results(ktap)
     # The verdict first: nothing below may lose it.
     write_summary(logdir, name, passed, failed, skipped, rc)
+    # What each failed test said, for the suite's last lines (make test).
+    reasons = failure_reasons(ktap) if rc else []
+    if rc and why:
+        reasons.append(why)
+    with open(os.path.join(logdir, f'{name}.failures'), 'w') as f:
+        f.write(''.join(f'{r}\n' for r in reasons))
     record = dict(run or {}, log=os.path.abspath(log_path) if log_path else None, rc=rc,
                   passed=passed, failed=failed, skipped=skipped,
                   planned=planned_tests(ktap), top=top)

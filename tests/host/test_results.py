@@ -102,6 +102,19 @@ class Results(unittest.TestCase):
         xml = junitparser.JUnitXml.fromfile(os.path.join(self.out, 'r.junit.xml'))
         names = {s.name for s in xml}
         self.assertEqual(names, {'mmlab.r.munmap', 'mmlab.r.um_host_ops', 'mmlab.r'})
+        # r.failures: each failed case once (not its suite's own "not ok"),
+        # with what the guest printed just before it
+        with open(os.path.join(self.out, 'r.failures')) as f:
+            self.assertEqual(f.read().splitlines(), [
+                'munmap.600 pages unmapped, guards intact: (no message)',
+                'um_host_ops.munmap of 64 pages: one flush, one merged host munmap: '
+                'munmap: 1 flushes, host mmap 0 munmap 0 mprotect 0',
+                'um_host_ops.range gone on the host, neighbours intact: (no message)'])
+
+    def test_failures_file_empty_on_pass(self):
+        self.summarize(lines_of('pass-uml.log'))
+        with open(os.path.join(self.out, 'r.failures')) as f:
+            self.assertEqual(f.read(), '')
 
     def test_panic_in_kunit(self):
         rc, _, run, out = self.summarize(lines_of('panic-uml.log'))

@@ -3,22 +3,44 @@
  * fork_cow: a parent with many MiB of patterned anonymous memory forks
  * children that read it, write half of it (copy-on-write), unmap part of it,
  * or are killed while holding it. The parent's data must never change, each
- * child must see its own writes, and once all children are gone the memory
- * they copied must be back (MemFree), i.e. exit freed every page it gathered.
+ * child must see its own writes, and each child's exit must free every page
+ * it copied, itself: each child notes the PFN of each copy it made
+ * (pagemap), and the kmem:mm_page_free events of that child's pid, traced
+ * while it exits (or dies of SIGKILL), must name every one of them. A
+ * gather that leaks a page, or leaves it for someone else to free, fails.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <sys/wait.h>
 #include "mmlab.h"
 
 #define NPAGES	4096UL		/* 16 MiB */
+#define NCOPY	(NPAGES / 2)	/* the pages a writing child copies */
 #define NCHILD	4
+#define FREE_EV	"/sys/kernel/tracing/events/kmem/mm_page_free"
 
 enum { READER, WRITER, UNMAPPER, KILLED };
 
-static int child(char *base, int kind, int id, int ready_fd)
+/* Shared with the children: the PFN of each page each child copied. */
+static uint64_t (*copies)[NCOPY];
+
+/* A child's copies: odd pages (writer, killed) or the upper half (unmapper). */
+static size_t copy_page(int kind, size_t k)
+{
+	return kind == UNMAPPER ? NPAGES / 2 + k : 2 * k + 1;
+}
+
+/*
+ * Check and write as @kind, note the copies' PFNs, say ready on @ready_fd,
+ * then exit when @go_fd closes (the killed child waits for SIGKILL).
+ */
+static int child(char *base, int kind, int id, int ready_fd, int go_fd)
 {
 	size_t pg, bad = 0;
+	char c;
 
+	/* exit_mmap() drains this CPU's LRU batch, which holds new copies */
+	mmlab_pin(sched_getcpu());
 	bad += mmlab_check(base, 0, NPAGES, 1, "child sees parent");
 	switch (kind) {
 	case WRITER:
@@ -35,14 +57,64 @@ static int child(char *base, int kind, int id, int ready_fd)
 		bad += mmlab_check(base, NPAGES / 2, NPAGES / 2, 10 + id, "child");
 		break;
 	}
-	if (kind == KILLED) {
-		/* Tell the parent the copies exist, then wait for SIGKILL. */
-		if (write(ready_fd, "k", 1) != 1)
-			bad++;
+	for (size_t k = 0; kind != READER && k < NCOPY; k++)
+		copies[id][k] = mmlab_pfn(base + copy_page(kind, k) * MMLAB_PAGE);
+	if (write(ready_fd, "r", 1) != 1)
+		bad++;
+	if (kind == KILLED)
 		for (;;)
 			pause();
-	}
+	while (read(go_fd, &c, 1) == 1)
+		;
 	return bad ? 1 : 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The order-0 pages each child freed (kmem:mm_page_free of its pid), sorted
+ * into @freed[i] (@nfreed[i] of them). 0, or -1 when the trace lost events.
+ */
+static int read_frees(const pid_t *pids, uint64_t **freed, size_t *nfreed)
+{
+	static char line[512];
+	unsigned long in_buffer = 0, written = 1;
+	FILE *f = fopen("/sys/kernel/tracing/trace", "r");
+
+	for (int i = 0; i < NCHILD; i++)
+		nfreed[i] = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		char *q = strstr(line, "mm_page_free: ");
+		unsigned long pfn;
+		int order, pid = mmlab_trace_pid(line);
+
+		if (sscanf(line, "# entries-in-buffer/entries-written: %lu/%lu",
+			   &in_buffer, &written) == 2)
+			continue;
+		if (!q || !(q = strstr(q, "pfn=")) ||
+		    sscanf(q, "pfn=0x%lx order=%d", &pfn, &order) != 2 || order)
+			continue;
+		for (int i = 0; i < NCHILD; i++) {
+			if (pids[i] != pid)
+				continue;
+			if (nfreed[i] % 4096 == 0)
+				freed[i] = realloc(freed[i], (nfreed[i] + 4096) * sizeof(uint64_t));
+			if (!freed[i])
+				ksft_exit_fail_msg("out of memory\n");
+			freed[i][nfreed[i]++] = pfn;
+		}
+	}
+	if (f)
+		fclose(f);
+	for (int i = 0; i < NCHILD; i++)
+		if (nfreed[i])
+			qsort(freed[i], nfreed[i], sizeof(uint64_t), cmp_u64);
+	return f && in_buffer == written ? 0 : -1;
 }
 
 /*
@@ -102,10 +174,11 @@ int main(void)
 {
 	static const char *const names[] = { "reader", "writer", "unmapper", "killed" };
 	int kinds[NCHILD] = { READER, WRITER, UNMAPPER, KILLED };
+	uint64_t *freed[NCHILD] = { NULL };
+	size_t nfreed[NCHILD];
 	pid_t pids[NCHILD];
-	long free_before, free_after;
-	int pipefd[2], i;
-	char *base;
+	int ready[2], go[2], i, traced;
+	char filter[256] = "", *base;
 	char c;
 
 	ksft_print_header();
@@ -114,21 +187,33 @@ int main(void)
 
 	base = mmlab_map(NPAGES);
 	mmlab_fill(base, 0, NPAGES, 1);
-	if (pipe(pipefd))
-		ksft_exit_fail_msg("pipe: %s\n", strerror(errno));
-	free_before = mmlab_free_kib();
+	copies = mmap(NULL, NCHILD * sizeof(*copies), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (copies == MAP_FAILED || pipe(ready) || pipe(go))
+		ksft_exit_fail_msg("mmap or pipe: %s\n", strerror(errno));
 
 	for (i = 0; i < NCHILD; i++) {
 		pids[i] = fork();
 		if (pids[i] < 0)
 			ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-		if (!pids[i])
-			_exit(child(base, kinds[i], i, pipefd[1]));
+		if (!pids[i]) {
+			close(go[1]);
+			_exit(child(base, kinds[i], i, ready[1], go[0]));
+		}
+		snprintf(filter + strlen(filter), sizeof(filter) - strlen(filter),
+			 "%scommon_pid == %d", i ? " || " : "", pids[i]);
 	}
-	if (read(pipefd[0], &c, 1) != 1)
-		ksft_exit_fail_msg("killed child never got ready\n");
-	kill(pids[KILLED], SIGKILL);
+	close(go[0]);
+	for (i = 0; i < NCHILD; i++)
+		if (read(ready[0], &c, 1) != 1)
+			ksft_exit_fail_msg("a child never got ready\n");
 
+	/* Trace the children's frees while they exit. */
+	traced = !mmlab_write_file("/sys/kernel/tracing/trace", "") &&
+		 !mmlab_write_file(FREE_EV "/filter", filter) &&
+		 !mmlab_write_file(FREE_EV "/enable", "1");
+	close(go[1]);
+	kill(pids[KILLED], SIGKILL);
 	for (i = 0; i < NCHILD; i++) {
 		int status;
 
@@ -137,25 +222,49 @@ int main(void)
 		if (kinds[i] == KILLED)
 			ksft_test_result(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 					 "%s child died of SIGKILL holding %lu MiB of copies\n",
-					 names[i], NPAGES / 2 * MMLAB_PAGE >> 20);
+					 names[i], NCOPY * MMLAB_PAGE >> 20);
 		else
 			ksft_test_result(WIFEXITED(status) && !WEXITSTATUS(status),
 					 "%s child saw the parent's data and its own\n",
 					 names[i]);
 	}
+	mmlab_write_file(FREE_EV "/enable", "0");
+	mmlab_write_file(FREE_EV "/filter", "0");
 
 	ksft_test_result(!mmlab_check(base, 0, NPAGES, 1, "parent"),
 			 "parent's %lu pages unchanged by the children\n", NPAGES);
 
-	free_after = mmlab_free_kib();
-	/*
-	 * The children copied 2 x 8 MiB + 8 MiB. Allow 512 KiB for slab and
-	 * page-table pages still cached (up to 168 KiB seen on UML and x86).
-	 */
-	ksft_print_msg("free memory (with per-cpu lists) before fork %ld KiB, after the children exited %ld KiB\n",
-		       free_before, free_after);
-	ksft_test_result(free_after >= free_before - 512,
-			 "memory copied by the children was freed at exit\n");
+	if (!traced || read_frees(pids, freed, nfreed)) {
+		ksft_test_result_fail("children's frees: %s\n", traced ?
+				      "the trace lost events (buffer_size_kb too small)" :
+				      "no kmem:mm_page_free tracepoint");
+	} else {
+		size_t kept = 0, first_kept = 0;
+		int who = -1;
+
+		for (i = 0; i < NCHILD; i++) {
+			size_t own = 0;
+
+			for (size_t k = 0; kinds[i] != READER && k < NCOPY; k++) {
+				if (bsearch(&copies[i][k], freed[i], nfreed[i],
+					    sizeof(uint64_t), cmp_u64)) {
+					own++;
+				} else if (!kept++) {
+					who = i;
+					first_kept = k;
+				}
+			}
+			ksft_print_msg("%s child: freed %zu pages as it exited, %zu of its %lu copies\n",
+				       names[i], nfreed[i], own,
+				       kinds[i] == READER ? 0 : NCOPY);
+		}
+		if (kept)
+			ksft_print_msg("first copy not freed by its child: %s page %zu (pfn %#llx)\n",
+				       names[who], copy_page(kinds[who], first_kept),
+				       (unsigned long long)copies[who][first_kept]);
+		ksft_test_result(!kept,
+				 "each child's exit freed every page it copied (%zu not)\n", kept);
+	}
 
 	mmlab_fill(base, 0, NPAGES, 2);
 	ksft_test_result(!mmlab_check(base, 0, NPAGES, 2, "rewrite"),

@@ -1,27 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gather_hold: one thread of this process zaps part of a shared anonymous
- * range with MADV_DONTNEED and is held inside its mmu_gather
- * (CONFIG_DEBUG_MM_HOLD, /sys/kernel/debug/mm_hold/), while the other
- * threads read the zapped pages through whatever translation they still
- * have and write the pages around them. Then it is let go.
+ * gather_hold: one thread of this process zaps part of a range and is held
+ * inside its mmu_gather (CONFIG_DEBUG_MM_HOLD, /sys/kernel/debug/mm_hold/),
+ * while the main thread reads the zapped pages through whatever
+ * translation it still has and writes the pages around them. Then it is
+ * let go. Three zaps, each held at two points:
  *
- *  - held before the gather's last TLB flush (gather_finish): the PTEs
- *    are cleared, the pages not freed. A reader sees each page's old data
- *    (a stale translation) or zeros (it faulted): never anything else.
- *    Where the gather spans VMAs (x86: MMU_GATHER_MERGE_VMAS) this flush
- *    is the only one and readers on other CPUs see the old data; UML
- *    flushes each VMA as it ends (tlb_end_vma()), so there they fault.
- *  - held after that flush and before the pages are freed
- *    (gather_flushed): no translation is left, so a reader faults and sees
- *    zeros, never the old data, and never a freed page (page_poison=1
- *    fills a freed page with 0xaa: a gather that freed before it flushed
- *    shows through the stale translation).
+ *  - MADV_DONTNEED of private anonymous pages. Held before the gather's
+ *    last TLB flush (gather_finish): the PTEs are cleared, the pages not
+ *    freed. A read sees each page's old data (a stale translation) or
+ *    zeros (it faulted): never anything else. Where the gather spans VMAs
+ *    (x86: MMU_GATHER_MERGE_VMAS) this flush is the only one and reads on
+ *    other CPUs see the old data; UML flushes each VMA as it ends
+ *    (tlb_end_vma()), so there they fault. Held after that flush and
+ *    before the pages are freed (gather_flushed): no translation is left,
+ *    so a read faults and sees zeros, never the old data, and never a
+ *    freed page (page_poison=1 fills a freed page with 0xaa: a gather that
+ *    freed before it flushed shows through the stale translation).
+ *    Afterwards the range reads zero.
+ *  - munmap() of them: the same, but a read that faults gets SIGSEGV (the
+ *    VMA is gone), never zeros; afterwards every page of the range faults.
+ *  - MADV_DONTNEED of a shared memfd mapping, whose pages the page cache
+ *    keeps: a read sees the page's current data either way (the stale
+ *    translation and a new fault reach the same page), and the main thread
+ *    also writes the zapped pages while the zapper is held, through stale
+ *    translations or new faults: afterwards each page holds the last
+ *    write, none is lost.
  *
- * Either way the zapped pages read zero afterwards, the pages around them
- * keep every byte the writers put there, and the held thread saw its call
- * succeed. UML runs the other threads while the zapper sleeps at the hold;
- * on SMP they run on the other CPUs.
+ * Every time, the pages around the zapped ones keep every byte the main
+ * thread wrote, and the held thread saw its call succeed. UML runs the
+ * main thread while the zapper sleeps at the hold; on SMP the zapper is
+ * on another CPU.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -37,18 +46,28 @@
 #define SEED		7
 #define READS		200		/* passes over the zapped pages while held */
 
+enum zap { DONTNEED, MUNMAP, SHARED };
+static const char *const zap_name[] = { "MADV_DONTNEED", "munmap", "shared MADV_DONTNEED" };
+
 static char *base;
+static enum zap zap_how;
 static atomic_int zap_go, zap_done, zapper_tid;
 static int zap_err;
 
 static void *zapper(void *arg)
 {
+	char *z = base + ZAP_FIRST * MMLAB_PAGE;
+	int rc;
+
 	(void)arg;
 	atomic_store(&zapper_tid, (int)syscall(SYS_gettid));
 	while (!atomic_load(&zap_go))
 		sched_yield();
-	zap_err = madvise(base + ZAP_FIRST * MMLAB_PAGE, ZAP_PAGES * MMLAB_PAGE,
-			  MADV_DONTNEED) ? errno : 0;
+	if (zap_how == MUNMAP)
+		rc = munmap(z, ZAP_PAGES * MMLAB_PAGE);
+	else
+		rc = madvise(z, ZAP_PAGES * MMLAB_PAGE, MADV_DONTNEED);
+	zap_err = rc ? errno : 0;
 	atomic_store(&zap_done, 1);
 	return NULL;
 }
@@ -87,11 +106,13 @@ static int hold_write(const char *point, const char *what)
 }
 
 /*
- * What the zapped pages hold now: each page must read all its old data
- * (a stale translation) or all zeros (it faulted). Counts the pages of
- * each kind; returns those that were neither, reporting the first.
+ * What the zapped pages hold now. Each must read all of @seed's data (the
+ * old data through a stale translation, or a shared page's current data)
+ * or, after MADV_DONTNEED of private pages, all zeros (it faulted); after
+ * munmap() a read that faults gets SIGSEGV (@gone). Counts the pages of
+ * each kind; returns those that were none of them, reporting the first.
  */
-static size_t classify(size_t *stale, size_t *zero)
+static size_t classify(uint64_t seed, size_t *stale, size_t *zero, size_t *gone)
 {
 	size_t bad = 0;
 
@@ -100,9 +121,13 @@ static size_t classify(size_t *stale, size_t *zero)
 		size_t old = 0, nul = 0, w;
 		uint64_t v = 0;
 
+		if (zap_how == MUNMAP && mmlab_probe((volatile char *)p, 0)) {
+			(*gone)++;
+			continue;
+		}
 		for (w = 0; w < MMLAB_WORDS; w++) {
 			v = p[w];
-			if (v == mmlab_word(SEED, pg, w))
+			if (v == mmlab_word(seed, pg, w))
 				old++;
 			else if (!v)
 				nul++;
@@ -111,13 +136,13 @@ static size_t classify(size_t *stale, size_t *zero)
 		}
 		if (old == MMLAB_WORDS) {
 			(*stale)++;
-		} else if (nul == MMLAB_WORDS) {
+		} else if (nul == MMLAB_WORDS && zap_how == DONTNEED) {
 			(*zero)++;
 		} else {
 			if (!bad)
-				ksft_print_msg("page %zu word %zu reads %#llx (%zu old words, %zu zero before it)%s\n",
+				ksft_print_msg("page %zu word %zu reads %#llx (%zu words of seed %llu, %zu zero before it)%s\n",
 					       pg, w < MMLAB_WORDS ? w : MMLAB_WORDS - 1,
-					       (unsigned long long)v, old, nul,
+					       (unsigned long long)v, old, (unsigned long long)seed, nul,
 					       (v & 0xffffffff) == 0xaaaaaaaa ?
 					       ": page_poison's pattern, a freed page" : "");
 			bad++;
@@ -126,14 +151,35 @@ static size_t classify(size_t *stale, size_t *zero)
 	return bad;
 }
 
-/* One zap held at @point; returns the failed checks. */
-static int held_zap(const char *point, int allow_stale)
+/* A fresh range for one zap: private anonymous, or a shared memfd. */
+static void map_range(void)
+{
+	int fd = -1;
+
+	if (zap_how == SHARED) {
+		fd = memfd_create("gather_hold", 0);
+		if (fd < 0 || ftruncate(fd, NPAGES * MMLAB_PAGE))
+			ksft_exit_fail_msg("memfd: %s\n", strerror(errno));
+	}
+	base = mmap(NULL, NPAGES * MMLAB_PAGE, PROT_READ | PROT_WRITE,
+		    fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* One zap (@how) held at @point; returns the failed checks. */
+static int held_zap(enum zap how, const char *point, int allow_stale)
 {
 	char state[64], want[64];
-	size_t stale = 0, zero = 0, bad = 0, reads;
+	size_t stale = 0, zero = 0, gone = 0, bad = 0, reads;
+	uint64_t zapped_seed = SEED;	/* what the zapped pages must hold */
 	pthread_t z;
 	int fails = 0, i;
 
+	zap_how = how;
+	map_range();
 	mmlab_fill(base, 0, NPAGES, SEED);
 	atomic_store(&zap_go, 0);
 	atomic_store(&zap_done, 0);
@@ -157,49 +203,78 @@ static int held_zap(const char *point, int allow_stale)
 		usleep(1000);
 	}
 	if (strcmp(state, want)) {
-		ksft_print_msg("%s: the zapper was not held (state \"%s\", madvise %s)\n",
-			       point, state, atomic_load(&zap_done) ? "returned" : "running");
+		ksft_print_msg("%s %s: the zapper was not held (state \"%s\", %s %s)\n",
+			       zap_name[how], point, state, zap_name[how],
+			       atomic_load(&zap_done) ? "returned" : "running");
 		fails++;
 	} else {
-		/* read through what translations are left; write around them */
+		/*
+		 * Read through what translations are left; write around them
+		 * (and, shared, into them: no write may be lost).
+		 */
 		for (reads = 0; reads < READS; reads++) {
-			bad += classify(&stale, &zero);
+			bad += classify(zapped_seed, &stale, &zero, &gone);
 			mmlab_fill(base, 0, ZAP_FIRST, SEED + 1 + reads);
 			mmlab_fill(base, ZAP_FIRST + ZAP_PAGES, NPAGES - ZAP_FIRST - ZAP_PAGES,
 				   SEED + 1 + reads);
+			if (how == SHARED) {
+				zapped_seed = SEED + 1 + reads;
+				mmlab_fill(base, ZAP_FIRST, ZAP_PAGES, zapped_seed);
+			}
 		}
 		if (atomic_load(&zap_done)) {
-			ksft_print_msg("%s: madvise() returned while held\n", point);
+			ksft_print_msg("%s %s: the call returned while held\n", zap_name[how], point);
 			fails++;
 		}
-		ksft_print_msg("%s: while held, %zu page reads saw the old data (stale), %zu saw zeros, %zu neither\n",
-			       point, stale, zero, bad);
+		ksft_print_msg("%s %s: while held, %zu page reads saw %s (%s), %zu saw zeros, %zu faulted (SIGSEGV), %zu none of these\n",
+			       zap_name[how], point, stale,
+			       how == SHARED ? "the last write" : "the old data",
+			       how == SHARED ? "a stale translation or a new fault" : "stale",
+			       zero, gone, bad);
 		if (bad)
 			fails++;
-		if (!allow_stale && stale) {
-			ksft_print_msg("%s: the TLB was flushed, yet %zu reads saw the old data\n",
-				       point, stale);
+		if (!allow_stale && stale && how != SHARED) {
+			ksft_print_msg("%s %s: the TLB was flushed, yet %zu reads saw the old data\n",
+				       zap_name[how], point, stale);
 			fails++;
 		}
 	}
 	if (hold_write(point, "release")) {
-		ksft_print_msg("%s: release: %s\n", point, strerror(errno));
+		ksft_print_msg("%s %s: release: %s\n", zap_name[how], point, strerror(errno));
 		fails++;
 	}
 	pthread_join(z, NULL);
 	if (zap_err) {
-		ksft_print_msg("%s: madvise: %s\n", point, strerror(zap_err));
+		ksft_print_msg("%s %s: %s\n", zap_name[how], point, strerror(zap_err));
 		fails++;
 	}
-	fails += !!mmlab_check(base, ZAP_FIRST, ZAP_PAGES, 0, "zapped pages after the call");
+	if (how == MUNMAP) {
+		size_t mapped = 0;
+
+		for (size_t pg = ZAP_FIRST; pg < ZAP_FIRST + ZAP_PAGES; pg++)
+			mapped += !mmlab_probe(base + pg * MMLAB_PAGE, 0);
+		if (mapped)
+			ksft_print_msg("munmap %s: %zu unmapped pages still read afterwards\n",
+				       point, mapped);
+		fails += !!mapped;
+	} else {
+		fails += !!mmlab_check(base, ZAP_FIRST, ZAP_PAGES,
+				       how == SHARED ? zapped_seed : 0, "zapped pages after the call");
+	}
 	fails += !!mmlab_check(base, 0, ZAP_FIRST, SEED + READS, "pages before the zapped ones");
 	fails += !!mmlab_check(base, ZAP_FIRST + ZAP_PAGES, NPAGES - ZAP_FIRST - ZAP_PAGES,
 			       SEED + READS, "pages after the zapped ones");
+	munmap(base, NPAGES * MMLAB_PAGE);
 	return fails;
 }
 
 int main(void)
 {
+	static const char *const after[] = {
+		[DONTNEED] = "afterwards zero",
+		[MUNMAP] = "afterwards unmapped",
+		[SHARED] = "afterwards each page holds the last write",
+	};
 	char state[64];
 
 	ksft_print_header();
@@ -208,12 +283,21 @@ int main(void)
 			       strerror(errno));
 	if (!hold_state("gather_finish", state, sizeof(state)) || strcmp(state, "idle"))
 		ksft_exit_fail_msg("gather_finish is not idle: \"%s\"\n", state);
-	ksft_set_plan(2);
-	base = mmlab_map(NPAGES);
+	ksft_set_plan(6);
 
-	ksft_test_result(!held_zap("gather_finish", 1),
-			 "held before the last flush: old data or zeros, nothing else; afterwards zero, neighbours intact\n");
-	ksft_test_result(!held_zap("gather_flushed", 0),
-			 "held between the flush and the free: zeros only (no stale data, no freed page)\n");
+	for (enum zap how = DONTNEED; how <= SHARED; how++) {
+		ksft_test_result(!held_zap(how, "gather_finish", 1),
+				 "%s held before the last flush: %s, nothing else; %s, neighbours intact\n",
+				 zap_name[how],
+				 how == DONTNEED ? "old data or zeros" :
+				 how == MUNMAP ? "old data or SIGSEGV" : "the last write",
+				 after[how]);
+		ksft_test_result(!held_zap(how, "gather_flushed", 0),
+				 "%s held between the flush and the free: %s (no stale data, no freed page); %s\n",
+				 zap_name[how],
+				 how == DONTNEED ? "zeros only" :
+				 how == MUNMAP ? "SIGSEGV only" : "the last write",
+				 after[how]);
+	}
 	ksft_finished();
 }

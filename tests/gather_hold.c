@@ -270,6 +270,12 @@ static int held_zap(enum zap how, const char *point, int allow_stale)
 
 int main(void)
 {
+	/* what each zap's reads may see, held before and after the flush */
+	static const char *const seen[][2] = {
+		[DONTNEED] = { "old data or zeros", "zeros only" },
+		[MUNMAP] = { "old data or SIGSEGV", "SIGSEGV only" },
+		[SHARED] = { "the last write", "the last write" },
+	};
 	static const char *const after[] = {
 		[DONTNEED] = "afterwards zero",
 		[MUNMAP] = "afterwards unmapped",
@@ -288,16 +294,10 @@ int main(void)
 	for (enum zap how = DONTNEED; how <= SHARED; how++) {
 		ksft_test_result(!held_zap(how, "gather_finish", 1),
 				 "%s held before the last flush: %s, nothing else; %s, neighbours intact\n",
-				 zap_name[how],
-				 how == DONTNEED ? "old data or zeros" :
-				 how == MUNMAP ? "old data or SIGSEGV" : "the last write",
-				 after[how]);
+				 zap_name[how], seen[how][0], after[how]);
 		ksft_test_result(!held_zap(how, "gather_flushed", 0),
 				 "%s held between the flush and the free: %s (no stale data, no freed page); %s\n",
-				 zap_name[how],
-				 how == DONTNEED ? "zeros only" :
-				 how == MUNMAP ? "SIGSEGV only" : "the last write",
-				 after[how]);
+				 zap_name[how], seen[how][1], after[how]);
 	}
 	ksft_finished();
 }

@@ -107,6 +107,16 @@ static void run_sleeper_on(char *p)
 		sched_yield();
 }
 
+/* munmap() of [@p, @p + @len): the shootdowns CPU 1 received meanwhile. */
+static long ipis_during_munmap(char *p, size_t len)
+{
+	long n = tlb_ipis();
+
+	if (munmap(p, len))
+		ksft_exit_fail_msg("munmap: %s\n", strerror(errno));
+	return tlb_ipis() - n;
+}
+
 /* A 2 MiB-aligned, 2 MiB range with its page table filled, in a 6 MiB mapping. */
 static char *map_table(char **raw)
 {
@@ -143,24 +153,14 @@ int main(void)
 
 	for (int r = 0; r < ROUNDS; r++) {
 		char *raw, *p = map_table(&raw), *raw2, *p2 = map_table(&raw2);
-		long n;
 
 		/* one page: the table stays, CPU 1 is lazy and skipped */
 		run_sleeper_on(p);
-		n = tlb_ipis();
-		if (munmap(p + 8 * MMLAB_PAGE, MMLAB_PAGE))
-			ksft_exit_fail_msg("munmap: %s\n", strerror(errno));
-		one[r] = tlb_ipis() - n;
+		one[r] = ipis_during_munmap(p + 8 * MMLAB_PAGE, MMLAB_PAGE);
 		/* the whole 2 MiB: its page table is freed, CPU 1 gets one */
-		n = tlb_ipis();
-		if (munmap(p, HPAGE))
-			ksft_exit_fail_msg("munmap: %s\n", strerror(errno));
-		table[r] = tlb_ipis() - n;
+		table[r] = ipis_during_munmap(p, HPAGE);
 		/* CPU 1 has left the mm: not even a freed table reaches it */
-		n = tlb_ipis();
-		if (munmap(p2, HPAGE))
-			ksft_exit_fail_msg("munmap: %s\n", strerror(errno));
-		again[r] = tlb_ipis() - n;
+		again[r] = ipis_during_munmap(p2, HPAGE);
 		ksft_print_msg("round %d: CPU %d received %ld, %ld, %ld shootdowns (want 0, 1, 0)\n",
 			       r, LAZY_CPU, one[r], table[r], again[r]);
 		bad_one += one[r] != 0;

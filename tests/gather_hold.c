@@ -26,6 +26,16 @@
  *    also writes the zapped pages while the zapper is held, through stale
  *    translations or new faults: afterwards each page holds the last
  *    write, none is lost.
+ *  - mprotect(PROT_READ) of private pages, while a writer thread (on CPU
+ *    1, the zapper on CPU 0, where there are two) that has just written
+ *    them writes each once more. mprotect() holds mmap_lock for writing,
+ *    so a write that faults waits in the fault until the call is done and
+ *    then gets SIGSEGV. Held before the last flush, a write may land
+ *    through a stale writable translation (x86, another CPU); held after
+ *    it, none may: the first write faults. Either way a write that lands
+ *    after one has faulted (after mprotect() returned) is a writable
+ *    translation left behind. Afterwards each page holds the last write
+ *    that landed, and every write faults, on the writer's CPU too.
  *
  * Every time, the pages around the zapped ones keep every byte the main
  * thread wrote, and the held thread saw its call succeed. UML runs the
@@ -46,10 +56,13 @@
 #define SEED		7
 #define READS		200		/* passes over the zapped pages while held */
 
-enum zap { DONTNEED, MUNMAP, SHARED };
-static const char *const zap_name[] = { "MADV_DONTNEED", "munmap", "shared MADV_DONTNEED" };
+enum zap { DONTNEED, MUNMAP, SHARED, MPROTECT };
+static const char *const zap_name[] = {
+	"MADV_DONTNEED", "munmap", "shared MADV_DONTNEED", "mprotect(PROT_READ)"
+};
 
 static char *base;
+static long ncpus;
 static enum zap zap_how;
 static atomic_int zap_go, zap_done, zapper_tid;
 static int zap_err;
@@ -60,11 +73,15 @@ static void *zapper(void *arg)
 	int rc;
 
 	(void)arg;
+	if (zap_how == MPROTECT && ncpus > 1)
+		mmlab_pin(0);
 	atomic_store(&zapper_tid, (int)syscall(SYS_gettid));
 	while (!atomic_load(&zap_go))
 		sched_yield();
 	if (zap_how == MUNMAP)
 		rc = munmap(z, ZAP_PAGES * MMLAB_PAGE);
+	else if (zap_how == MPROTECT)
+		rc = mprotect(z, ZAP_PAGES * MMLAB_PAGE, PROT_READ);
 	else
 		rc = madvise(z, ZAP_PAGES * MMLAB_PAGE, MADV_DONTNEED);
 	zap_err = rc ? errno : 0;
@@ -268,6 +285,205 @@ static int held_zap(enum zap how, const char *point, int allow_stale)
 	return fails;
 }
 
+/* A write of @v to *@p: 0 if it landed, else the signal it got. */
+static int write_or_fault(volatile uint64_t *p, uint64_t v)
+{
+	struct sigaction sa = { .sa_handler = mmlab_fault_handler }, old;
+	int sig;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old);
+	sig = sigsetjmp(mmlab_fault_jmp, 1);
+	if (!sig)
+		*p = v;
+	sigaction(SIGSEGV, &old, NULL);
+	return sig;
+}
+
+#define MARK(pg)	(0x5eed0000000000ULL | (pg))	/* the writer's value for page pg */
+
+static atomic_int w_go, w_tid, w_done_pages;
+static int w_landed[ZAP_PAGES];		/* 1: the write landed, 0: it faulted */
+
+/*
+ * The writer: writes every zapped page (so that its CPU holds writable
+ * translations), waits for the go, then writes word 0 of each page once,
+ * noting which writes landed.
+ */
+static void *writer(void *arg)
+{
+	(void)arg;
+	if (ncpus > 1)
+		mmlab_pin(1);
+	for (size_t i = 0; i < ZAP_PAGES; i++) {
+		volatile uint64_t *p = (uint64_t *)(base + (ZAP_FIRST + i) * MMLAB_PAGE);
+
+		*p = *p;
+	}
+	atomic_store(&w_tid, (int)syscall(SYS_gettid));
+	while (!atomic_load(&w_go))
+		;
+	for (size_t i = 0; i < ZAP_PAGES; i++) {
+		uint64_t *p = (uint64_t *)(base + (ZAP_FIRST + i) * MMLAB_PAGE);
+
+		w_landed[i] = !write_or_fault(p, MARK(ZAP_FIRST + i));
+		atomic_store(&w_done_pages, (int)i + 1);
+	}
+	return NULL;
+}
+
+/* The state letter of thread @tid ("R", "S", "D", ...), or '?'. */
+static char thread_state(int tid)
+{
+	char path[64], buf[256], *c;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = 0;
+	c = strrchr(buf, ')');
+	return c && c[1] && c[2] ? c[2] : '?';
+}
+
+/*
+ * mprotect(PROT_READ) of the zapped pages, held at @point, while the
+ * writer writes them; returns the failed checks.
+ */
+static int held_mprotect(const char *point, int allow_stale)
+{
+	char state[64], want[64];
+	size_t landed_held = 0, landed = 0, late = 0, bad = 0, writable = 0;
+	int fails = 0, i, faulted = 0, blocked = 0;
+	pthread_t z, w;
+	cpu_set_t cpus;
+
+	zap_how = MPROTECT;
+	map_range();
+	mmlab_fill(base, 0, NPAGES, SEED);
+	atomic_store(&zap_go, 0);
+	atomic_store(&zap_done, 0);
+	atomic_store(&zapper_tid, 0);
+	atomic_store(&w_go, 0);
+	atomic_store(&w_tid, 0);
+	atomic_store(&w_done_pages, 0);
+	if (pthread_create(&z, NULL, zapper, NULL) || pthread_create(&w, NULL, writer, NULL))
+		ksft_exit_fail_msg("pthread_create: %s\n", strerror(errno));
+	while (!atomic_load(&zapper_tid) || !atomic_load(&w_tid))
+		sched_yield();
+	snprintf(want, sizeof(want), "%d", atomic_load(&zapper_tid));
+	if (hold_write(point, want))
+		ksft_exit_fail_msg("arming %s for %s: %s\n", point, want, strerror(errno));
+	atomic_store(&zap_go, 1);
+
+	snprintf(want, sizeof(want), "held %d", atomic_load(&zapper_tid));
+	for (i = 0; i < 5000; i++) {
+		if (hold_state(point, state, sizeof(state)) && !strcmp(state, want))
+			break;
+		if (atomic_load(&zap_done))
+			break;
+		usleep(1000);
+	}
+	if (strcmp(state, want)) {
+		ksft_print_msg("mprotect %s: the zapper was not held (state \"%s\", mprotect %s)\n",
+			       point, state, atomic_load(&zap_done) ? "returned" : "running");
+		fails++;
+	} else {
+		/*
+		 * Let the writer go; it is done when it has written every
+		 * page or waits in a fault for mmap_lock ("D"), up to 5 s.
+		 */
+		atomic_store(&w_go, 1);
+		for (i = 0; i < 5000; i++) {
+			if (atomic_load(&w_done_pages) == ZAP_PAGES)
+				break;
+			if (thread_state(atomic_load(&w_tid)) == 'D') {
+				blocked = 1;
+				break;
+			}
+			usleep(1000);
+		}
+		landed_held = (size_t)atomic_load(&w_done_pages);
+		if (!blocked && landed_held < ZAP_PAGES) {
+			ksft_print_msg("mprotect %s: the writer neither finished nor waited in a fault in 5 s (%zu pages written)\n",
+				       point, landed_held);
+			fails++;
+		}
+		if (atomic_load(&zap_done)) {
+			ksft_print_msg("mprotect %s: the call returned while held\n", point);
+			fails++;
+		}
+	}
+	if (hold_write(point, "release")) {
+		ksft_print_msg("mprotect %s: release: %s\n", point, strerror(errno));
+		fails++;
+	}
+	atomic_store(&w_go, 1);
+	pthread_join(z, NULL);
+	pthread_join(w, NULL);
+	if (zap_err) {
+		ksft_print_msg("mprotect %s: %s\n", point, strerror(zap_err));
+		fails++;
+	}
+	/* landed writes, and any after the first that faulted */
+	for (size_t k = 0; k < ZAP_PAGES; k++) {
+		if (w_landed[k]) {
+			landed++;
+			late += faulted;
+		} else {
+			faulted = 1;
+		}
+	}
+	ksft_print_msg("mprotect %s: while held, %zu of %d writes landed (stale writable translations), the writer %s; %zu landed after a write had faulted\n",
+		       point, landed_held, ZAP_PAGES,
+		       blocked ? "then waited in a fault" : "wrote every page", late);
+	if (late)
+		fails++;
+	if (!allow_stale && landed) {
+		ksft_print_msg("mprotect %s: the TLB was flushed, yet %zu writes landed\n", point, landed);
+		fails++;
+	}
+	/* each page: word 0 the last write that landed, the rest the seed */
+	for (size_t k = 0; k < ZAP_PAGES; k++) {
+		size_t pg = ZAP_FIRST + k;
+		const uint64_t *p = (const uint64_t *)(base + pg * MMLAB_PAGE);
+		uint64_t w0 = w_landed[k] ? MARK(pg) : mmlab_word(SEED, pg, 0);
+
+		size_t w = 1;
+
+		while (w < MMLAB_WORDS && p[w] == mmlab_word(SEED, pg, w))
+			w++;
+		if (p[0] != w0 || w < MMLAB_WORDS) {
+			if (!bad)
+				ksft_print_msg("mprotect %s: page %zu holds %#llx in word 0, want %#llx (%s)\n",
+					       point, pg, (unsigned long long)p[0], (unsigned long long)w0,
+					       w_landed[k] ? "the write that landed" : "the seed");
+			bad++;
+		}
+	}
+	/* every write faults now, on the writer's CPU too */
+	sched_getaffinity(0, sizeof(cpus), &cpus);
+	if (ncpus > 1)
+		mmlab_pin(1);
+	for (size_t k = 0; k < ZAP_PAGES; k++)
+		writable += !write_or_fault((uint64_t *)(base + (ZAP_FIRST + k) * MMLAB_PAGE), 0);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+	if (writable)
+		ksft_print_msg("mprotect %s: after the call %zu pages still took a write\n", point, writable);
+	fails += !!bad + !!writable;
+	fails += !!mmlab_check(base, 0, ZAP_FIRST, SEED, "pages before the protected ones");
+	fails += !!mmlab_check(base, ZAP_FIRST + ZAP_PAGES, NPAGES - ZAP_FIRST - ZAP_PAGES,
+			       SEED, "pages after the protected ones");
+	munmap(base, NPAGES * MMLAB_PAGE);
+	return fails;
+}
+
 int main(void)
 {
 	/* what each zap's reads may see, held before and after the flush */
@@ -289,7 +505,8 @@ int main(void)
 			       strerror(errno));
 	if (!hold_state("gather_finish", state, sizeof(state)) || strcmp(state, "idle"))
 		ksft_exit_fail_msg("gather_finish is not idle: \"%s\"\n", state);
-	ksft_set_plan(6);
+	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	ksft_set_plan(8);
 
 	for (enum zap how = DONTNEED; how <= SHARED; how++) {
 		ksft_test_result(!held_zap(how, "gather_finish", 1),
@@ -299,5 +516,9 @@ int main(void)
 				 "%s held between the flush and the free: %s (no stale data, no freed page); %s\n",
 				 zap_name[how], seen[how][1], after[how]);
 	}
+	ksft_test_result(!held_mprotect("gather_finish", 1),
+			 "mprotect(PROT_READ) held before the last flush: writes land or fault, none after one faulted; afterwards each page holds the last write that landed and takes none\n");
+	ksft_test_result(!held_mprotect("gather_flushed", 0),
+			 "mprotect(PROT_READ) held between the flush and the free: every write faults; afterwards no page takes a write\n");
 	ksft_finished();
 }

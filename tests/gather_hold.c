@@ -285,19 +285,26 @@ static int held_zap(enum zap how, const char *point, int allow_stale)
 	return fails;
 }
 
-/* A write of @v to *@p: 0 if it landed, else the signal it got. */
+/*
+ * A write of @v to *@p: 0 if it landed, else the signal it got. No system
+ * call on the way (the handler is installed once, SA_NODEFER, and the
+ * mask not saved): the writer's CPU keeps what translations it has.
+ */
 static int write_or_fault(volatile uint64_t *p, uint64_t v)
 {
-	struct sigaction sa = { .sa_handler = mmlab_fault_handler }, old;
-	int sig;
+	int sig = sigsetjmp(mmlab_fault_jmp, 0);
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, &old);
-	sig = sigsetjmp(mmlab_fault_jmp, 1);
 	if (!sig)
 		*p = v;
-	sigaction(SIGSEGV, &old, NULL);
 	return sig;
+}
+
+static void catch_faults(void)
+{
+	struct sigaction sa = { .sa_handler = mmlab_fault_handler, .sa_flags = SA_NODEFER };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
 }
 
 #define MARK(pg)	(0x5eed0000000000ULL | (pg))	/* the writer's value for page pg */
@@ -315,6 +322,7 @@ static void *writer(void *arg)
 	(void)arg;
 	if (ncpus > 1)
 		mmlab_pin(1);
+	catch_faults();
 	for (size_t i = 0; i < ZAP_PAGES; i++) {
 		volatile uint64_t *p = (uint64_t *)(base + (ZAP_FIRST + i) * MMLAB_PAGE);
 
@@ -403,8 +411,9 @@ static int held_mprotect(const char *point, int allow_stale)
 		for (i = 0; i < 5000; i++) {
 			if (atomic_load(&w_done_pages) == ZAP_PAGES)
 				break;
+			/* (a writer that has written every page waits to exit) */
 			if (thread_state(atomic_load(&w_tid)) == 'D') {
-				blocked = 1;
+				blocked = atomic_load(&w_done_pages) < ZAP_PAGES;
 				break;
 			}
 			usleep(1000);
@@ -474,6 +483,7 @@ static int held_mprotect(const char *point, int allow_stale)
 	for (size_t k = 0; k < ZAP_PAGES; k++)
 		writable += !write_or_fault((uint64_t *)(base + (ZAP_FIRST + k) * MMLAB_PAGE), 0);
 	sched_setaffinity(0, sizeof(cpus), &cpus);
+	signal(SIGSEGV, SIG_DFL);
 	if (writable)
 		ksft_print_msg("mprotect %s: after the call %zu pages still took a write\n", point, writable);
 	fails += !!bad + !!writable;

@@ -260,8 +260,9 @@ def main():
            'config_sha256': sha256_of(os.path.join(kdir, '.config'))
            if os.path.exists(os.path.join(kdir, '.config')) else None,
            'patchset_hash': patchset_hash(conf.patches_dir(ROOT))}
+    died = -proc.returncode if proc.returncode < 0 and not timed_out else None
     sys.exit(summarize(name, lines, a.logdir, a.ksrc, a.timeout if timed_out else None,
-                       log_path, vmlinux, run))
+                       log_path, vmlinux, run, died))
 
 if __name__ == '__main__':
     main()

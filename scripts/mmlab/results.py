@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -358,12 +359,28 @@ def failure_reasons(ktap, most=3):
     return out
 
 
+def died_why(sig, run=None):
+    """Why a guest whose process ended with signal SIG failed."""
+    try:
+        what = signal.Signals(sig).name
+    except ValueError:
+        what = f'signal {sig}'
+    why = f'the guest\'s process died of {what}'
+    if (run or {}).get('target') == 'uml' and sig == signal.SIGABRT:
+        why += (' (UML\'s os_dump_core(): a kernel panic or a fatal SIGSEGV in the kernel, '
+                'after the console stopped, or an abort on the host side)')
+    return why
+
+
 def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=None,
-              run=None):
+              run=None, died=None):
     """Write NAME.ktap, .json, .junit.xml, .summary and .run; print the counts;
     return the exit code.
 
     timed_out: the timeout in seconds when the guest was killed for it.
+    died: the signal that ended the guest's process, when one did and the
+    timeout did not (UML's os_dump_core() ends in SIGABRT: after a panic,
+    a fatal SIGSEGV of the kernel, or on the host side).
     run: what boot.py knows of the run (target, kernel, start, seconds), kept
     in NAME.run with the verdict for make kcidb.
     """
@@ -408,6 +425,11 @@ def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=
         if test:
             why += f' while {test} ran'
         say(f'{name}: {why} (raise with TIMEOUT=){where}')
+    elif died:
+        rc, why = SPLAT, died_why(died, run)
+        say(f'{name}: {why}{where}; its last lines:')
+        for line in lines[-15:]:
+            print(f'    {line}', flush=True)
     elif failed:
         rc = FAIL
         say(f'{name}: test failures{where}')

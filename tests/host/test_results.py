@@ -148,6 +148,21 @@ class Results(unittest.TestCase):
         tests, failures, _ = self.junit_counts()
         self.assertGreaterEqual(failures, 1)        # the run's own error case
 
+    def test_uml_killed_by_sigabrt_is_a_splat(self):
+        # every test passed, then UML's process died of SIGABRT at shutdown
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            rc = results.summarize('r', lines_of('pass-uml.log'), self.out, KSRC, None, None,
+                                   None, {'target': 'uml'}, died=6)
+        with open(os.path.join(self.out, 'r.run')) as f:
+            run = json.load(f)
+        self.assertEqual(rc, 3)
+        self.assertTrue(run['why'].startswith("the guest's process died of SIGABRT (UML's "
+                                              'os_dump_core()'), run['why'])
+        self.assertIn('its last lines:', buf.getvalue())
+        with open(os.path.join(self.out, 'r.failures')) as f:
+            self.assertIn('died of SIGABRT', f.read())
+
     def test_truncated_ktap_fails(self):
         rc, summary, _, out = self.summarize(lines_of('truncated-uml.log'))
         self.assertEqual(rc, 1)

@@ -186,14 +186,40 @@ static void map_range(void)
 		close(fd);
 }
 
+/*
+ * Arm @point for the zapper, let it go and wait up to 5 s until it is
+ * held there: 1 if it is, else 0 with the reason printed.
+ */
+static int hold_zapper(const char *point)
+{
+	char state[64] = "", want[64];
+	int i;
+
+	snprintf(want, sizeof(want), "%d", atomic_load(&zapper_tid));
+	if (hold_write(point, want))
+		ksft_exit_fail_msg("arming %s for %s: %s\n", point, want, strerror(errno));
+	atomic_store(&zap_go, 1);
+	snprintf(want, sizeof(want), "held %d", atomic_load(&zapper_tid));
+	for (i = 0; i < 5000; i++) {
+		if (hold_state(point, state, sizeof(state)) && !strcmp(state, want))
+			return 1;
+		if (atomic_load(&zap_done))
+			break;
+		usleep(1000);
+	}
+	ksft_print_msg("%s %s: the zapper was not held (state \"%s\", %s %s)\n",
+		       zap_name[zap_how], point, state, zap_name[zap_how],
+		       atomic_load(&zap_done) ? "returned" : "running");
+	return 0;
+}
+
 /* One zap (@how) held at @point; returns the failed checks. */
 static int held_zap(enum zap how, const char *point, int allow_stale)
 {
-	char state[64], want[64];
 	size_t stale = 0, zero = 0, gone = 0, bad = 0, reads;
 	uint64_t zapped_seed = SEED;	/* what the zapped pages must hold */
 	pthread_t z;
-	int fails = 0, i;
+	int fails = 0;
 
 	zap_how = how;
 	map_range();
@@ -205,24 +231,7 @@ static int held_zap(enum zap how, const char *point, int allow_stale)
 		ksft_exit_fail_msg("pthread_create: %s\n", strerror(errno));
 	while (!atomic_load(&zapper_tid))
 		sched_yield();
-	snprintf(want, sizeof(want), "%d", atomic_load(&zapper_tid));
-	if (hold_write(point, want))
-		ksft_exit_fail_msg("arming %s for %s: %s\n", point, want, strerror(errno));
-	atomic_store(&zap_go, 1);
-
-	/* wait up to 5 s for "held TID" */
-	snprintf(want, sizeof(want), "held %d", atomic_load(&zapper_tid));
-	for (i = 0; i < 5000; i++) {
-		if (hold_state(point, state, sizeof(state)) && !strcmp(state, want))
-			break;
-		if (atomic_load(&zap_done))
-			break;
-		usleep(1000);
-	}
-	if (strcmp(state, want)) {
-		ksft_print_msg("%s %s: the zapper was not held (state \"%s\", %s %s)\n",
-			       zap_name[how], point, state, zap_name[how],
-			       atomic_load(&zap_done) ? "returned" : "running");
+	if (!hold_zapper(point)) {
 		fails++;
 	} else {
 		/*
@@ -366,7 +375,6 @@ static char thread_state(int tid)
  */
 static int held_mprotect(const char *point, int allow_stale)
 {
-	char state[64], want[64];
 	size_t landed_held = 0, landed = 0, late = 0, bad = 0, writable = 0;
 	int fails = 0, i, faulted = 0, blocked = 0;
 	pthread_t z, w;
@@ -385,22 +393,7 @@ static int held_mprotect(const char *point, int allow_stale)
 		ksft_exit_fail_msg("pthread_create: %s\n", strerror(errno));
 	while (!atomic_load(&zapper_tid) || !atomic_load(&w_tid))
 		sched_yield();
-	snprintf(want, sizeof(want), "%d", atomic_load(&zapper_tid));
-	if (hold_write(point, want))
-		ksft_exit_fail_msg("arming %s for %s: %s\n", point, want, strerror(errno));
-	atomic_store(&zap_go, 1);
-
-	snprintf(want, sizeof(want), "held %d", atomic_load(&zapper_tid));
-	for (i = 0; i < 5000; i++) {
-		if (hold_state(point, state, sizeof(state)) && !strcmp(state, want))
-			break;
-		if (atomic_load(&zap_done))
-			break;
-		usleep(1000);
-	}
-	if (strcmp(state, want)) {
-		ksft_print_msg("mprotect %s: the zapper was not held (state \"%s\", mprotect %s)\n",
-			       point, state, atomic_load(&zap_done) ? "returned" : "running");
+	if (!hold_zapper(point)) {
 		fails++;
 	} else {
 		/*

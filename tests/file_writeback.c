@@ -76,11 +76,6 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-static int write_str(const char *path, const char *val)
-{
-	return mmlab_write_file(path, val);
-}
-
 /* A new zram disk: its id, or -1 with @why set. */
 static int zram_add(char *why, size_t len)
 {
@@ -102,7 +97,7 @@ static int zram_add(char *why, size_t len)
 	id = atoi(buf);
 	snprintf(path, sizeof(path), "/sys/block/zram%d/disksize", id);
 	snprintf(buf, sizeof(buf), "%dM", DISK_MIB);
-	if (write_str(path, buf)) {
+	if (mmlab_write_file(path, buf)) {
 		snprintf(why, len, "%s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -114,9 +109,9 @@ static void zram_remove(int id)
 	char buf[16], path[64];
 
 	snprintf(path, sizeof(path), "/sys/block/zram%d/reset", id);
-	write_str(path, "1");
+	mmlab_write_file(path, "1");
 	snprintf(buf, sizeof(buf), "%d", id);
-	write_str("/sys/class/zram-control/hot_remove", buf);
+	mmlab_write_file("/sys/class/zram-control/hot_remove", buf);
 }
 
 int main(void)

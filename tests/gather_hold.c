@@ -186,6 +186,17 @@ static void map_range(void)
 		close(fd);
 }
 
+/* A fresh range filled with SEED, and the zapper's flags reset, for @how. */
+static void new_zap(enum zap how)
+{
+	zap_how = how;
+	map_range();
+	mmlab_fill(base, 0, NPAGES, SEED);
+	atomic_store(&zap_go, 0);
+	atomic_store(&zap_done, 0);
+	atomic_store(&zapper_tid, 0);
+}
+
 /*
  * Arm @point for the zapper, let it go and wait up to 5 s until it is
  * held there: 1 if it is, else 0 with the reason printed.
@@ -221,12 +232,7 @@ static int held_zap(enum zap how, const char *point, int allow_stale)
 	pthread_t z;
 	int fails = 0;
 
-	zap_how = how;
-	map_range();
-	mmlab_fill(base, 0, NPAGES, SEED);
-	atomic_store(&zap_go, 0);
-	atomic_store(&zap_done, 0);
-	atomic_store(&zapper_tid, 0);
+	new_zap(how);
 	if (pthread_create(&z, NULL, zapper, NULL))
 		ksft_exit_fail_msg("pthread_create: %s\n", strerror(errno));
 	while (!atomic_load(&zapper_tid))
@@ -380,12 +386,7 @@ static int held_mprotect(const char *point, int allow_stale)
 	pthread_t z, w;
 	cpu_set_t cpus;
 
-	zap_how = MPROTECT;
-	map_range();
-	mmlab_fill(base, 0, NPAGES, SEED);
-	atomic_store(&zap_go, 0);
-	atomic_store(&zap_done, 0);
-	atomic_store(&zapper_tid, 0);
+	new_zap(MPROTECT);
 	atomic_store(&w_go, 0);
 	atomic_store(&w_tid, 0);
 	atomic_store(&w_done_pages, 0);

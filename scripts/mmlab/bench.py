@@ -43,9 +43,7 @@ def accel_thread():
     can run code another vCPU has just rewritten, deba78709ae8; the bench
     enables no trace event, the usual trigger)."""
     acc = os.environ.get('QEMU_ACCEL', 'tcg')
-    thread = os.environ.get('QEMU_TCG_THREAD', qemu.TCG_THREAD)
-    if thread not in ('single', 'multi'):
-        die(f'QEMU_TCG_THREAD={thread}', 'QEMU_TCG_THREAD=single or multi')
+    thread = qemu.tcg_thread()
     return acc, thread
 
 

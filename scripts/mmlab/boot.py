@@ -18,7 +18,7 @@ import sys
 import time
 
 from . import ROOT, conf, qemu
-from .outcome import SETUP, TIMEOUT, die, say
+from .outcome import SETUP, TIMEOUT, die, say, warn
 from .results import BEGIN, END, summarize
 from .series import patchset_hash, sha256_of
 
@@ -95,8 +95,9 @@ def choose_accel(m, a):
     return accel, 'forced by QEMU_ACCEL'
 
 
-def qemu_command(m, a, accel):
-    """QEMU's argv for machine @m under @accel, from the one builder."""
+def qemu_command(m, a, accel, thread=qemu.TCG_THREAD):
+    """QEMU's argv for machine @m under @accel (TCG's @thread), from the one
+    builder."""
     params = [f'mmlab.mode={a.mode}'] + qemu.DEBUG_PARAMS + a.append
     if accel == 'tcg' and m.test_timeout:
         # Each test's limit in the guest: s390x's anon_vma took over 120 s
@@ -106,7 +107,7 @@ def qemu_command(m, a, accel):
     if a.gdb:
         params.append('nokaslr')
     return qemu.command(m, a.kernel, a.root, qemu.console_params(m) + params, accel,
-                        a.mem, a.smp, a.numa, gdb=a.gdb)
+                        a.mem, a.smp, a.numa, thread, gdb=a.gdb)
 
 
 def check_files(m, a):
@@ -173,9 +174,14 @@ def main():
         cmd = uml_command(m, a)
     else:
         fit_board(m, a)
-        accel, why = choose_accel(m, a)
+        kind, why = choose_accel(m, a)
+        thread = qemu.tcg_thread()
+        accel = qemu.accel_arg(kind, thread)
         say(f'accelerator: {accel} ({why})')
-        cmd = qemu_command(m, a, accel)
+        caveat = qemu.thread_caveat(m.qemu, thread) if kind == 'tcg' else None
+        if caveat:
+            warn(caveat)
+        cmd = qemu_command(m, a, kind, thread)
     if a.timeout is None:
         a.timeout = m.timeout_kvm if accel == 'kvm' else m.timeout
     if a.interactive:

@@ -1,12 +1,17 @@
 """The one QEMU command builder: boot.py, bench.py and the LAVA job all
 take their QEMU arguments from here and the machine's row (machines.mk)."""
+import os
+import re
+import subprocess
+
 from .outcome import die
 
 # Under TCG one host thread runs every vCPU: with multi-threaded TCG, a vCPU
 # ran a stale int3 that text_poke_bp() had already removed (static key flip
 # when a trace event was enabled): "int3: 0000 [#1]" in __schedule, seen
 # with QEMU 7.2. The guest still has its CPUs, IPIs and per-CPU TLBs; they
-# just do not run at the same instant. (make bench may ask for "multi".)
+# just do not run at the same instant. QEMU_TCG_THREAD=multi asks for one
+# host thread per vCPU (docs/architectures.md: where that works).
 TCG_THREAD = 'single'
 # Every guest booted here poisons the pages it frees (CONFIG_PAGE_POISONING
 # in both config fragments): a use after free of a page or of a gather's
@@ -15,6 +20,38 @@ DEBUG_PARAMS = ['page_poison=1']
 # vCPUs of a guest unless told: the migration tests run writers on two CPUs
 # beside the migrating one.
 DEFAULT_SMP = 3
+
+
+def tcg_thread():
+    """TCG's threading: QEMU_TCG_THREAD (single or multi), else single."""
+    thread = os.environ.get('QEMU_TCG_THREAD', TCG_THREAD)
+    if thread not in ('single', 'multi'):
+        die(f'QEMU_TCG_THREAD={thread}', 'QEMU_TCG_THREAD=single or multi')
+    return thread
+
+
+def version(binary):
+    """(major, minor) that @binary --version prints, or None."""
+    try:
+        out = subprocess.run([binary, '--version'], capture_output=True, text=True,
+                             timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r'version (\d+)\.(\d+)', out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def thread_caveat(binary, thread):
+    """What to say before a multi-threaded TCG guest of QEMU before 8.1:
+    a vCPU there can run code that another vCPU has just patched (fixed by
+    QEMU's deba78709ae8), so the guest may oops on an int3 that a static
+    key or tracepoint no longer has. None when that cannot happen."""
+    v = version(binary) if thread == 'multi' else None
+    if not v or v >= (8, 1):
+        return None
+    return (f'{binary} is QEMU {v[0]}.{v[1]}: under thread=multi a vCPU can run code another '
+            'vCPU has just patched (fixed in QEMU 8.1); an "int3" oops where the kernel '
+            'patched a static key or tracepoint is QEMU\'s, not the kernel\'s')
 
 
 def accel_arg(accel, thread=TCG_THREAD):

@@ -70,6 +70,49 @@ class Golden(unittest.TestCase):
             with self.subTest(name):
                 self.assertEqual(argv(machine, args, accel), self.golden[name])
 
+    def test_tcg_thread(self):
+        """QEMU_TCG_THREAD picks TCG's threading for every QEMU guest; only
+        -accel changes, and a value that is neither is exit 2."""
+        old = os.environ.get('QEMU_TCG_THREAD')
+        try:
+            for value, want in ((None, 'single'), ('single', 'single'), ('multi', 'multi')):
+                os.environ.pop('QEMU_TCG_THREAD', None)
+                if value:
+                    os.environ['QEMU_TCG_THREAD'] = value
+                m, a = boot.parse_args(['x86', '--ksrc', 'K', '--logdir', 'L', '--name', 'qemu-verify',
+                                        '--mode', 'test'], root='@ROOT@')
+                cmd = boot.qemu_command(m, a, 'tcg', qemu.tcg_thread())
+                golden = self.golden['qemu-verify-tcg'].copy()
+                golden[golden.index('tcg,thread=single')] = f'tcg,thread={want}'
+                self.assertEqual(cmd[:-1], golden[:-1])
+            os.environ['QEMU_TCG_THREAD'] = 'many'
+            with self.assertRaises(SystemExit) as e:
+                qemu.tcg_thread()
+            self.assertEqual(e.exception.code, 2)
+        finally:
+            os.environ.pop('QEMU_TCG_THREAD', None)
+            if old is not None:
+                os.environ['QEMU_TCG_THREAD'] = old
+
+    def test_tcg_thread_caveat(self):
+        """Multi-threaded TCG on a QEMU before 8.1 is said to be unsafe
+        for code patching; 8.1 and later, or one thread, say nothing."""
+        tmp = tempfile.mkdtemp()
+        try:
+            for printed, thread, caveat in (('7.2.19', 'multi', True), ('8.1.0', 'multi', False),
+                                            ('10.0.13', 'multi', False), ('7.2.19', 'single', False)):
+                fake = os.path.join(tmp, 'qemu')
+                with open(fake, 'w') as f:
+                    f.write(f'#!/bin/sh\necho "QEMU emulator version {printed} (Debian)"\n')
+                os.chmod(fake, 0o755)
+                with self.subTest(printed=printed, thread=thread):
+                    said = qemu.thread_caveat(fake, thread)
+                    self.assertEqual(bool(said), caveat)
+                    if caveat:
+                        self.assertIn('QEMU 7.2', said)
+        finally:
+            shutil.rmtree(tmp)
+
     def test_kvm_probe(self):
         self.assertEqual(qemu.probe_command(conf.machine('x86'), '@ROOT@/build/6.1/x86/arch/x86/boot/bzImage'),
                          self.golden['kvm-probe'])

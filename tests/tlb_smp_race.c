@@ -212,8 +212,11 @@ static void *gup_fn(void *arg)
 				break;
 		}
 		if (w != MMLAB_WORDS && !atomic_fetch_add(&gup_bad, 1))
-			ksft_print_msg("page %zu word %zu: %#llx (generation %llu)\n", pg, w,
-				       (unsigned long long)buf[w], (unsigned long long)gen);
+			ksft_print_msg("page %zu word %zu: %#llx (generation %llu): page %llu word %llu's value; the read buffer starts %lu bytes into a page\n",
+				       pg, w, (unsigned long long)buf[w], (unsigned long long)gen,
+				       (unsigned long long)(buf[w] >> 12 & 0xfff),
+				       (unsigned long long)(buf[w] & 0xfff),
+				       (unsigned long)((uintptr_t)buf & (MMLAB_PAGE - 1)));
 	}
 	return NULL;
 }

@@ -228,9 +228,11 @@ static void *gup_fn(void *arg)
 			if ((buf[w] >> 24 & 0xffffff) > gen)
 				gen = buf[w] >> 24 & 0xffffff;
 		for (w = 0; w < MMLAB_WORDS; w++) {
-			if (!bytes_of(buf[w], PAT(gen, pg, w)))
+			uint64_t want = PAT(gen, pg, w);
+
+			if (!bytes_of(buf[w], want))
 				break;
-			if (buf[w] && buf[w] != PAT(gen, pg, w))
+			if (buf[w] && buf[w] != want)
 				atomic_fetch_add(&gup_torn, 1);
 		}
 		if (w != MMLAB_WORDS && !atomic_fetch_add(&gup_bad, 1))

@@ -42,9 +42,7 @@ def accel_thread():
     boot. QEMU_TCG_THREAD=multi: one host thread per vCPU (QEMU before 8.1
     can run code another vCPU has just rewritten, deba78709ae8; the bench
     enables no trace event, the usual trigger)."""
-    acc = os.environ.get('QEMU_ACCEL', 'tcg')
-    thread = qemu.tcg_thread()
-    return acc, thread
+    return os.environ.get('QEMU_ACCEL', 'tcg'), qemu.tcg_thread()
 
 
 def accel():

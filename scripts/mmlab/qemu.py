@@ -6,12 +6,10 @@ import subprocess
 
 from .outcome import die
 
-# Under TCG one host thread runs every vCPU: with multi-threaded TCG, a vCPU
-# ran a stale int3 that text_poke_bp() had already removed (static key flip
-# when a trace event was enabled): "int3: 0000 [#1]" in __schedule, seen
-# with QEMU 7.2. The guest still has its CPUs, IPIs and per-CPU TLBs; they
-# just do not run at the same instant. QEMU_TCG_THREAD=multi asks for one
-# host thread per vCPU (docs/architectures.md: where that works).
+# Under TCG one host thread runs every vCPU (why not one each before QEMU
+# 8.1: thread_caveat()). The guest still has its CPUs, IPIs and per-CPU
+# TLBs; they just do not run at the same instant. QEMU_TCG_THREAD=multi
+# asks for one host thread per vCPU (docs/architectures.md: where that works).
 TCG_THREAD = 'single'
 # Every guest booted here poisons the pages it frees (CONFIG_PAGE_POISONING
 # in both config fragments): a use after free of a page or of a gather's

@@ -15,6 +15,7 @@ import shutil
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -73,26 +74,20 @@ class Golden(unittest.TestCase):
     def test_tcg_thread(self):
         """QEMU_TCG_THREAD picks TCG's threading for every QEMU guest; only
         -accel changes, and a value that is neither is exit 2."""
-        old = os.environ.get('QEMU_TCG_THREAD')
-        try:
-            for value, want in ((None, 'single'), ('single', 'single'), ('multi', 'multi')):
-                os.environ.pop('QEMU_TCG_THREAD', None)
-                if value:
-                    os.environ['QEMU_TCG_THREAD'] = value
+        for value, want in ((None, 'single'), ('single', 'single'), ('multi', 'multi')):
+            with mock.patch.dict(os.environ, {'QEMU_TCG_THREAD': value} if value else {}):
+                if not value:
+                    os.environ.pop('QEMU_TCG_THREAD', None)
                 m, a = boot.parse_args(['x86', '--ksrc', 'K', '--logdir', 'L', '--name', 'qemu-verify',
                                         '--mode', 'test'], root='@ROOT@')
                 cmd = boot.qemu_command(m, a, 'tcg', qemu.tcg_thread())
-                golden = self.golden['qemu-verify-tcg'].copy()
-                golden[golden.index('tcg,thread=single')] = f'tcg,thread={want}'
-                self.assertEqual(cmd[:-1], golden[:-1])
-            os.environ['QEMU_TCG_THREAD'] = 'many'
+            golden = self.golden['qemu-verify-tcg'].copy()
+            golden[golden.index('tcg,thread=single')] = f'tcg,thread={want}'
+            self.assertEqual(cmd[:-1], golden[:-1])
+        with mock.patch.dict(os.environ, {'QEMU_TCG_THREAD': 'many'}):
             with self.assertRaises(SystemExit) as e:
                 qemu.tcg_thread()
-            self.assertEqual(e.exception.code, 2)
-        finally:
-            os.environ.pop('QEMU_TCG_THREAD', None)
-            if old is not None:
-                os.environ['QEMU_TCG_THREAD'] = old
+        self.assertEqual(e.exception.code, 2)
 
     def test_tcg_thread_caveat(self):
         """Multi-threaded TCG on a QEMU before 8.1 is said to be unsafe

@@ -14,7 +14,9 @@
 #      symbols; debug info is left out. A difference is reported with the
 #      object and the first differing lines.
 # usage: series-check.sh KSRC GITDIR PATCHES CHECKDIR FRAGMENT X86_FRAGMENT
-# PREFIXES=0 skips step 3 (the zero-cost check alone, after a full run).
+# PREFIXES=0 skips step 3 (the zero-cost check alone, after a full run);
+# PREFIXES=NNNN builds the prefixes from patch NNNN on (those before it
+# applied, not built: after a full run, when only the series' tail changed).
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
 KSRC=$1 GITDIR=$2 PATCHES=$3 CHECK=$4 FRAGMENT=$5 X86_FRAGMENT=$6
@@ -116,10 +118,22 @@ if [ "${PREFIXES:-1}" = 0 ]; then
 	say "3/4 skipped (PREFIXES=0): not checking that every prefix builds"
 	quilt push -a -q > "$CHECK/push.log" 2>&1 || { cat "$CHECK/push.log"; die "the series does not apply"; }
 else
+	from=${PREFIXES:-1}
+	if [ "$from" != 1 ]; then
+		printf '%s\n' "${patches[@]}" | grep -q "^$from" ||
+			die "PREFIXES=$from names no patch of $PATCHES/series" \
+				"give the number of a patch (PREFIXES=0026), 0 to skip, or leave it unset for all"
+	fi
 	say "3/4 every prefix of the series builds (UML, $(basename "$FRAGMENT") with what exists so far)"
+	building=$([ "$from" = 1 ] && echo yes || echo no)
 	for p in "${patches[@]}"; do
+		case $p in "$from"*) building=yes ;; esac
 		quilt push -q "$p" > "$CHECK/push.log" 2>&1 || { cat "$CHECK/push.log"; die "$p does not apply"; }
-		build "$p" "$FRAGMENT" || fails=$((fails + 1))
+		if [ $building = yes ]; then
+			build "$p" "$FRAGMENT" || fails=$((fails + 1))
+		else
+			echo "  applied $p (not built: PREFIXES=$from)"
+		fi
 	done
 fi
 
@@ -221,6 +235,8 @@ if [ $fails -gt 0 ]; then
 fi
 if [ "${PREFIXES:-1}" = 0 ]; then
 	prefixes="prefixes not built (PREFIXES=0)"
+elif [ "${PREFIXES:-1}" != 1 ]; then
+	prefixes="every prefix from $PREFIXES on builds (the earlier ones not built)"
 else
 	prefixes="every prefix builds"
 fi

@@ -15,6 +15,8 @@
 #               (make doctor checks this against apt)
 #   kselftests  the tree's own mm selftests the guests run (tools/testing/
 #               selftests/vm in 6.1, mm since 6.3), with those left out
+#   mutants     make mutate's mutants of this tree's code (a mutant keeps its
+#               number on every tree: the same bug, ported)
 trees = 6.1 6.12
 
 6.1.package = linux-source-6.1
@@ -26,6 +28,7 @@ trees = 6.1 6.12
 6.1.releases = bookworm
 6.1.default = bookworm
 6.1.kselftests = tests/kselftest-vm.list
+6.1.mutants = tests/mutants/6.1
 
 6.12.package = linux-source-6.12
 6.12.tarball = /usr/src/linux-source-6.12.tar.xz
@@ -36,5 +39,6 @@ trees = 6.1 6.12
 6.12.releases = bookworm trixie
 6.12.default = trixie
 6.12.kselftests = tests/kselftest-mm.list
+6.12.mutants = tests/mutants/6.12
 
-tree_fields = package tarball version sublevel series stable releases default kselftests
+tree_fields = package tarball version sublevel series stable releases default kselftests mutants

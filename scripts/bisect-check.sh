@@ -1,6 +1,6 @@
 #!/bin/bash
 # make bisect-check: does make bisect find a bad patch? A copy of the
-# series with a known bad patch slipped in after 0016 (tests/mutants/
+# series with a known bad patch slipped in after 0016 (tests/mutants/6.1/
 # 22-lock-anon-vma-fast-recheck-inverted.patch: folio_lock_anon_vma_read()
 # gives up on every mapped folio, which KUnit's anon_vma_lock suite, added by
 # 0016, catches), bisected between 0016 (good) and the last patch (bad)
@@ -16,7 +16,7 @@ P=$BUILD/bisect-check/patches
 rm -rf "$P" && mkdir -p "$P"
 PATCHES=$(dirname "$ROOT/$(tree_conf series)")
 cp "$PATCHES"/*.patch "$P/"
-grep -v '^#' "$ROOT/tests/mutants/22-lock-anon-vma-fast-recheck-inverted.patch" > "$P/$BADNAME"
+grep -v '^#' "$ROOT/$(tree_conf mutants)/22-lock-anon-vma-fast-recheck-inverted.patch" > "$P/$BADNAME"
 sed "/^0016-/a $BADNAME" "$PATCHES/series" > "$P/series"
 grep -q "^$BADNAME" "$P/series" || die "no 0016 patch in the series to slip the bad patch after"
 t0=$(date +%s)

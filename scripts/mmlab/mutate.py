@@ -1,8 +1,9 @@
 """make mutate: do the tests catch the bugs they claim to catch?
 
-Each mutant in tests/mutants/ is a small patch to the patched tree that
-models one real bug. One at a time: apply it to the tree, rebuild the
-kernel it runs on incrementally, boot the guest tests its header names,
+Each mutant in the tree's tests/mutants/KVER/ (trees.mk: mutants) is a
+small patch to the patched tree that models one real bug. One at a time:
+apply it to the tree, rebuild the kernel it runs on incrementally, boot
+the guest tests its header names,
 and put the tree back byte for byte (checked against build/tree.git's HEAD,
 also on Ctrl-C or any failure). A mutant is KILLED when the run fails (a
 test failed, the kernel splatted, or it timed out), SURVIVED when every
@@ -152,14 +153,17 @@ def main():
     if len(sys.argv) < 5:
         die('usage: python3 -m mmlab.mutate ROOT KSRC GITDIR LOGS [NAME...]')
     root, ksrc, gitdir, logs, *want = sys.argv[1:]
-    mdir = os.path.join(root, 'tests', 'mutants')
+    mdir = os.path.join(root, conf.tree()['mutants'])
+    if not os.path.isdir(mdir):
+        die(f'tree {conf.tree()["name"]} has no mutants: {mdir} is missing',
+            'port them from another tree (tests/mutants/README)')
     paths = sorted(os.path.join(mdir, f) for f in os.listdir(mdir) if f.endswith('.patch'))
     if want:
         names = [w for arg in want for w in arg.split(',') if w]
         sel = [p for p in paths if any(os.path.basename(p).startswith(n) for n in names)]
         missing = [n for n in names if not any(os.path.basename(p).startswith(n) for p in paths)]
         if missing:
-            die(f'no mutant named {", ".join(missing)} in {mdir}', 'ls tests/mutants')
+            die(f'no mutant named {", ".join(missing)} in {mdir}', f'ls {mdir}')
         paths = sel
     mutants = [parse(p) for p in paths]
     tree = Tree(ksrc, gitdir)

@@ -134,7 +134,7 @@ tests-for:
 ## make test-host       the host tooling's tests (tests/host/): unit tests first, then what the built kernels allow
 ## make test-uml-all    the whole UML suite (vm selftests, bench, 20 s soak too), as make test runs it
 ## make flake          rerun one part RUNS times (PART=test-uml, RUNS=20; PART=qemu-verify RUNS=5): each test's pass rate
-## make mutate         mutation testing: every tests/mutants/ bug must fail the suite (M=name runs one)
+## make mutate         mutation testing: every bug of the tree's tests/mutants/KVER must fail the suite (M=name runs one)
 ## make fresh-check     make and ./linux ubd0=rootfs.img on a fresh Debian 12 root (mmdebstrap; root; FRESH_CCACHE=cold: the root's own empty ccache)
 ## make run             boot UML to an interactive shell (the image stays unmodified)
 ## make qemu-verify     x86_64 from the same tree in QEMU (KVM if a probe boots, else TCG; QEMU_ACCEL=kvm|tcg)
@@ -423,8 +423,9 @@ OTHER_SUITES = qemu-verify-quick test-uml
 OTHER_PARTS = $(foreach t,$(filter-out $(TREE),$(trees)),$(if $(filter $(t),$(RELEASE_TREES)), \
 	x86@$(t)$(comma)initramfs@$(t):$(word 1,$(OTHER_SUITES))@$(t) \
 	uml@$(t)$(comma)rootfs@$(t):$(word 2,$(OTHER_SUITES))@$(t),skipped-tree@$(t)))
-# The mutants and the bisect check are made on 6.1's series.
-MUTANT_PARTS = $(if $(filter 6.1,$(TREE)),*:mutate-quick *:bisect-check,skipped-mutants)
+# The mutants and the bisect check: on a tree that has its mutants
+# (trees.mk: mutants).
+MUTANT_PARTS = $(if $(wildcard $(ROOT)/$(call mfield,$(TREE),mutants)/*.patch),*:mutate-quick *:bisect-check,skipped-mutants)
 TEST_PARTS = uml,rootfs:test-uml-all fresh-check x86,initramfs:qemu-verify x86,initramfs:lava-check \
 	$(OTHER_PARTS) *:test-host $(MUTANT_PARTS) kcidb
 ARCH_PARTS = $(foreach a,$(ARCHES),$(a):qemu-verify-$(a))
@@ -449,7 +450,7 @@ skipped = mkdir -p $(LOGS) && echo "mmlab: $(3) ($(2) skipped)" && \
 skipped-tree:
 	@$(call skipped,skipped-tree,2,tree $(KVER): $(or $(RELEASE),this release)'s apt does not offer $(call mfield,$(KVER),package) (trees.mk: releases $(call mfield,$(KVER),releases)): its UML and x86 suites are not run)
 skipped-mutants:
-	@$(call skipped,skipped-mutants,2,mutate-quick and bisect-check are made on 6.1's series and mutants; tree $(KVER) has none yet)
+	@$(call skipped,skipped-mutants,2,mutate-quick and bisect-check need the tree's mutants; tree $(KVER) has none in $(call mfield,$(TREE),mutants))
 
 # Mutation testing (scripts/mmlab/mutate.py, tests/mutants/): M=a,b runs those.
 # make test runs MUTATE_QUICK, so the harness itself stays tested.

@@ -1,26 +1,36 @@
 #!/bin/bash
 # make bisect-check: does make bisect find a bad patch? A copy of the
-# series with a known bad patch slipped in after 0016 (tests/mutants/6.1/
-# 22-lock-anon-vma-fast-recheck-inverted.patch: folio_lock_anon_vma_read()
-# gives up on every mapped folio, which KUnit's anon_vma_lock suite, added by
-# 0016, catches), bisected between 0016 (good) and the last patch (bad)
-# with T=kunit on UML. It must name the slipped-in patch. The patches after
-# it change only the selftests, so each step rebuilds one file of the
-# kernel. Writes LOGDIR/bisect-check.summary.
+# tree's series with a known bad patch slipped in right after the patch
+# that adds KUnit's anon_vma_lock suite (6.1's 0016, 6.12's 0011): the
+# tree's mutant 22 (22-lock-anon-vma-fast-recheck-inverted.patch in its
+# trees.mk `mutants`: folio_lock_anon_vma_read() gives up on every mapped
+# folio, which that suite catches), bisected between that patch (good) and
+# the last one (bad) with T=kunit on UML. It must name the slipped-in
+# patch. Writes LOGDIR/bisect-check.summary.
 # usage: bisect-check.sh ROOT SRC GITDIR BUILD LOGDIR
 . "$(dirname "$0")/lib.sh"
 set -uo pipefail
 ROOT=$1 SRC=$2 GITDIR=$3 BUILD=$4 LOGS=$5
-BADNAME=0016a-mmlab-bisect-check-anon-vma-recheck-inverted.patch
+PATCHES=$(dirname "$ROOT/$(tree_conf series)")
+MUTANT=$ROOT/$(tree_conf mutants)/22-lock-anon-vma-fast-recheck-inverted.patch
+[ -f "$MUTANT" ] || die "no $MUTANT to slip into the series" "port mutant 22 to this tree (tests/mutants/README)"
+# the first patch of the series that touches the suite's file adds it
+GOOD=
+for p in $(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series"); do
+	grep -q '^+++ b/mm/anon_vma_lock_test.c' "$PATCHES/$p" && { GOOD=$p; break; }
+done
+[ -n "$GOOD" ] || die "no patch of $PATCHES/series adds mm/anon_vma_lock_test.c" \
+	"bisect-check slips its bad patch in after the anon_vma_lock KUnit suite"
+num=${GOOD%%-*}
+BADNAME=${num}a-mmlab-bisect-check-anon-vma-recheck-inverted.patch
 P=$BUILD/bisect-check/patches
 rm -rf "$P" && mkdir -p "$P"
-PATCHES=$(dirname "$ROOT/$(tree_conf series)")
 cp "$PATCHES"/*.patch "$P/"
-grep -v '^#' "$ROOT/$(tree_conf mutants)/22-lock-anon-vma-fast-recheck-inverted.patch" > "$P/$BADNAME"
-sed "/^0016-/a $BADNAME" "$PATCHES/series" > "$P/series"
-grep -q "^$BADNAME" "$P/series" || die "no 0016 patch in the series to slip the bad patch after"
+grep -v '^#' "$MUTANT" > "$P/$BADNAME"
+sed "/^$GOOD\$/a $BADNAME" "$PATCHES/series" > "$P/series"
+grep -q "^$BADNAME" "$P/series" || die "could not slip the bad patch in after $GOOD"
 t0=$(date +%s)
-T=kunit BISECT_ON=uml "$ROOT/scripts/bisect.sh" "$ROOT" "$SRC" "$GITDIR" "$P" 0016 "$(grep -v -e '^#' -e '^[[:space:]]*$' "$P/series" | tail -1)" |
+T=kunit BISECT_ON=uml "$ROOT/scripts/bisect.sh" "$ROOT" "$SRC" "$GITDIR" "$P" "$num" "$(grep -v -e '^#' -e '^[[:space:]]*$' "$P/series" | tail -1)" |
 	tee "$LOGS/bisect-check.log"
 rc=${PIPESTATUS[0]}
 took=$(( $(date +%s) - t0 ))

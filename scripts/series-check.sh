@@ -36,6 +36,13 @@ mapfile -t patches < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | a
 zero_from=$(awk -v m="$MARKER" '$0 == m {found=1; next} found && !/^#/ && NF {print $1; exit}' "$PATCHES/series")
 [ -n "$zero_from" ] || die "no '$MARKER' line in $PATCHES/series" \
 	"put it above the first patch whose code must vanish when its option is off"
+from=${PREFIXES:-1}
+case $from in
+0 | 1) ;;
+*) printf '%s\n' "${patches[@]}" | grep -q "^$from" ||
+	die "PREFIXES=$from names no patch of $PATCHES/series" \
+		"give the number of a patch (PREFIXES=0026), 0 to skip the prefix builds, or leave it unset for all" ;;
+esac
 fails=0
 
 say "1/4 checkpatch --strict on ${#patches[@]} patches"
@@ -118,12 +125,6 @@ if [ "${PREFIXES:-1}" = 0 ]; then
 	say "3/4 skipped (PREFIXES=0): not checking that every prefix builds"
 	quilt push -a -q > "$CHECK/push.log" 2>&1 || { cat "$CHECK/push.log"; die "the series does not apply"; }
 else
-	from=${PREFIXES:-1}
-	if [ "$from" != 1 ]; then
-		printf '%s\n' "${patches[@]}" | grep -q "^$from" ||
-			die "PREFIXES=$from names no patch of $PATCHES/series" \
-				"give the number of a patch (PREFIXES=0026), 0 to skip, or leave it unset for all"
-	fi
 	say "3/4 every prefix of the series builds (UML, $(basename "$FRAGMENT") with what exists so far)"
 	building=$([ "$from" = 1 ] && echo yes || echo no)
 	for p in "${patches[@]}"; do

@@ -3,12 +3,12 @@
 Each mutant in the tree's tests/mutants/KVER/ (trees.mk: mutants) is a
 small patch to the patched tree that models one real bug. One at a time:
 apply it to the tree, rebuild the kernel it runs on incrementally, boot
-the guest tests its header names,
-and put the tree back byte for byte (checked against build/tree.git's HEAD,
-also on Ctrl-C or any failure). A mutant is KILLED when the run fails (a
-test failed, the kernel splatted, or it timed out), SURVIVED when every
-test passed. A mutant whose header says "# equivalent: why" is not run: it
-is listed with the reason it cannot be observed.
+the guest tests its header names, and put the tree back byte for byte
+(checked against build/tree.git's HEAD, also on Ctrl-C or any failure).
+A mutant is KILLED when the run fails (a test failed, the kernel
+splatted, or it timed out), SURVIVED when every test passed. A mutant
+whose header says "# equivalent: why" is not run: it is listed with the
+reason it cannot be observed.
 
 Header of a mutant file (patch(1) skips these lines):
     # bug: what real bug it models (the upstream commit, if a known one)

@@ -36,11 +36,11 @@ mapfile -t patches < <(grep -v -e '^#' -e '^[[:space:]]*$' "$PATCHES/series" | a
 zero_from=$(awk -v m="$MARKER" '$0 == m {found=1; next} found && !/^#/ && NF {print $1; exit}' "$PATCHES/series")
 [ -n "$zero_from" ] || die "no '$MARKER' line in $PATCHES/series" \
 	"put it above the first patch whose code must vanish when its option is off"
-from=${PREFIXES:-1}
-case $from in
+first_built=${PREFIXES:-1}
+case $first_built in
 0 | 1) ;;
-*) printf '%s\n' "${patches[@]}" | grep -q "^$from" ||
-	die "PREFIXES=$from names no patch of $PATCHES/series" \
+*) printf '%s\n' "${patches[@]}" | grep -q "^$first_built" ||
+	die "PREFIXES=$first_built names no patch of $PATCHES/series" \
 		"give the number of a patch (PREFIXES=0026), 0 to skip the prefix builds, or leave it unset for all" ;;
 esac
 fails=0
@@ -126,14 +126,14 @@ if [ "${PREFIXES:-1}" = 0 ]; then
 	quilt push -a -q > "$CHECK/push.log" 2>&1 || { cat "$CHECK/push.log"; die "the series does not apply"; }
 else
 	say "3/4 every prefix of the series builds (UML, $(basename "$FRAGMENT") with what exists so far)"
-	building=$([ "$from" = 1 ] && echo yes || echo no)
+	building=$([ "$first_built" = 1 ] && echo yes || echo no)
 	for p in "${patches[@]}"; do
-		case $p in "$from"*) building=yes ;; esac
+		case $p in "$first_built"*) building=yes ;; esac
 		quilt push -q "$p" > "$CHECK/push.log" 2>&1 || { cat "$CHECK/push.log"; die "$p does not apply"; }
 		if [ $building = yes ]; then
 			build "$p" "$FRAGMENT" || fails=$((fails + 1))
 		else
-			echo "  applied $p (not built: PREFIXES=$from)"
+			echo "  applied $p (not built: PREFIXES=$first_built)"
 		fi
 	done
 fi

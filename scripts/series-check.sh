@@ -121,7 +121,7 @@ build() {	# build NAME FRAGMENT: UML in $CHECK/uml
 	return $rc
 }
 
-if [ "${PREFIXES:-1}" = 0 ]; then
+if [ "$first_built" = 0 ]; then
 	say "3/4 skipped (PREFIXES=0): not checking that every prefix builds"
 	quilt push -a -q > "$CHECK/push.log" 2>&1 || { cat "$CHECK/push.log"; die "the series does not apply"; }
 else
@@ -234,10 +234,10 @@ if [ $fails -gt 0 ]; then
 	say "series-check: $fails problem(s)"
 	exit 1
 fi
-if [ "${PREFIXES:-1}" = 0 ]; then
+if [ "$first_built" = 0 ]; then
 	prefixes="prefixes not built (PREFIXES=0)"
-elif [ "${PREFIXES:-1}" != 1 ]; then
-	prefixes="every prefix from $PREFIXES on builds (the earlier ones not built)"
+elif [ "$first_built" != 1 ]; then
+	prefixes="every prefix from $first_built on builds (the earlier ones not built)"
 else
 	prefixes="every prefix builds"
 fi

@@ -230,20 +230,12 @@ static int hold_zapper(const char *point)
 	return 0;
 }
 
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 /* One zap (@how) held at @point; returns the failed checks. */
 static int held_zap(enum zap how, const char *point, int allow_stale)
 {
 	size_t stale = 0, zero = 0, gone = 0, bad = 0, reads = 0;
 	uint64_t zapped_seed = SEED;	/* what the zapped pages must hold */
-	struct timespec t0;
+	double end;
 	pthread_t z;
 	int fails = 0;
 
@@ -259,8 +251,8 @@ static int held_zap(enum zap how, const char *point, int allow_stale)
 		 * Read through what translations are left; write around them
 		 * (and, shared, into them: no write may be lost).
 		 */
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (reads = 0; reads < READS && (!reads || ms_since(&t0) < READ_MS); reads++) {
+		end = mmlab_now() + READ_MS / 1000.0;
+		for (reads = 0; reads < READS && (!reads || mmlab_now() < end); reads++) {
 			bad += classify(zapped_seed, &stale, &zero, &gone);
 			mmlab_fill(base, 0, ZAP_FIRST, SEED + 1 + reads);
 			mmlab_fill(base, ZAP_FIRST + ZAP_PAGES, NPAGES - ZAP_FIRST - ZAP_PAGES,

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/types.h>
@@ -40,6 +41,15 @@
 static inline uint64_t mmlab_word(uint64_t seed, size_t pg, size_t w)
 {
 	return (seed << 40) ^ ((uint64_t)pg << 12) ^ w ^ 0x5a5a000000000000ULL;
+}
+
+/* Seconds on the monotonic clock, for a test's time limits. */
+static inline double mmlab_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
 /*

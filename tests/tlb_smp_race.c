@@ -50,14 +50,6 @@ static pthread_barrier_t bar;
 static atomic_int stop;
 static char *region;
 
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* Run fn(0) on CPU 0 and fn(1) on CPU 1; fail the test if pinning does. */
 static void run_pair(void *(*fn)(void *))
 {
@@ -78,13 +70,13 @@ static atomic_long nested_rounds, nested_unseen, nested_stale;
 static void *nested_fn(void *arg)
 {
 	long me = (long)arg, rounds = 0;
-	double end = now() + SECONDS;
+	double end = mmlab_now() + SECONDS;
 
 	if (me && mmlab_pin(1))
 		ksft_exit_fail_msg("cannot pin to CPU 1\n");
 	for (;;) {
 		/* Thread 0 decides, for both, whether there is another round. */
-		if (!me && now() > end)
+		if (!me && mmlab_now() > end)
 			atomic_store(&stop, 1);
 		pthread_barrier_wait(&bar);
 		if (atomic_load(&stop))
@@ -113,14 +105,14 @@ static atomic_long fault_writes, fault_zeroes, fault_bad, zaps;
 static void *fault_fn(void *arg)
 {
 	long me = (long)arg;
-	double end = now() + SECONDS;
+	double end = mmlab_now() + SECONDS;
 	uint64_t v = 0;
 
 	if (me && mmlab_pin(1))
 		ksft_exit_fail_msg("cannot pin to CPU 1\n");
 	pthread_barrier_wait(&bar);
 	if (!me) {
-		while (now() < end) {
+		while (mmlab_now() < end) {
 			madvise(region, NPAGES * MMLAB_PAGE, MADV_DONTNEED);
 			atomic_fetch_add(&zaps, 1);
 		}
@@ -170,7 +162,7 @@ static int bytes_of(uint64_t v, uint64_t want)
 static void *gup_fn(void *arg)
 {
 	long me = (long)arg;
-	double end = now() + SECONDS;
+	double end = mmlab_now() + SECONDS;
 	static uint64_t buf[MMLAB_WORDS];
 	int pfd[2];
 	long n = 0;
@@ -179,7 +171,7 @@ static void *gup_fn(void *arg)
 		ksft_exit_fail_msg("cannot pin to CPU 1\n");
 	pthread_barrier_wait(&bar);
 	if (!me) {
-		for (int gen = 1; now() < end; gen++) {
+		for (int gen = 1; mmlab_now() < end; gen++) {
 			uint64_t *p = mmap(gup_addr, MMLAB_PMD_SIZE, PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 

@@ -89,7 +89,10 @@ ARCHES     := $(foreach m,$(machines),$(if $(filter own,$(call mfield,$(m),root)
 TESTS      := $(basename $(notdir $(wildcard tests/*.c)))
 TEST_BINS  := $(addprefix $(BUILD)/tests/,$(TESTS))
 TEST_CFLAGS := -static -pthread -O2 -g -Wall -Wextra -I$(KSRC)/tools/testing/selftests -Itests
-ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh tests/manifest
+# The tree's reviewed KCSAN reports (trees.mk: kcsan_known) become the
+# guest's /etc/mmlab/kcsan-known.
+KCSAN_KNOWN := $(call mfield,$(TREE),kcsan_known)
+ROOTFS_IN  := $(shell find rootfs -type f -o -type l) $(S)/mkrootfs.sh tests/manifest $(KCSAN_KNOWN)
 
 .NOTPARALLEL:
 .PHONY: FORCE all deps tree series series-refresh series-reset series-edits series-check uml config-uml x86 config-x86 \
@@ -255,7 +258,7 @@ $(SERIES_FUNCS): FORCE | series
 FORCE:
 
 $(BUILD)/rootfs.img: $(ROOTFS_IN) $(TEST_BINS) $(BUILD)/ksft/vm/list $(SERIES_FUNCS)
-	@SERIES_FUNCTIONS=$(SERIES_FUNCS) $(S)/mkrootfs.sh $(BUILD)/stage $@ $(BUILD)/ksft/vm $(TEST_BINS)
+	@SERIES_FUNCTIONS=$(SERIES_FUNCS) KCSAN_KNOWN=$(KCSAN_KNOWN) $(S)/mkrootfs.sh $(BUILD)/stage $@ $(BUILD)/ksft/vm $(TEST_BINS)
 
 rootfs: $(BUILD)/rootfs.img
 	@$(call link_tree)
@@ -324,7 +327,7 @@ $$(BUILD)/tests-$(1)/%: tests/%.c tests/mmlab.h $$(if $$($(1)_MUSL),$$(BUILD)/bu
 
 $$(BUILD)/initramfs-$(1).cpio: $$(ROOTFS_IN) $$($(1)_TESTS:%=$$(BUILD)/tests-$(1)/%) $$(S)/mkinitramfs.sh \
 	    $$(BUILD)/busybox-$(1)/busybox $$(SERIES_FUNCS)
-	@CROSS_BUSYBOX=$$(BUILD)/busybox-$(1)/busybox SERIES_FUNCTIONS=$$(SERIES_FUNCS) $$(S)/mkrootfs.sh $$(BUILD)/stage-$(1) none none \
+	@CROSS_BUSYBOX=$$(BUILD)/busybox-$(1)/busybox SERIES_FUNCTIONS=$$(SERIES_FUNCS) KCSAN_KNOWN=$$(KCSAN_KNOWN) $$(S)/mkrootfs.sh $$(BUILD)/stage-$(1) none none \
 	    $$($(1)_TESTS:%=$$(BUILD)/tests-$(1)/%)
 	@$$(S)/mkinitramfs.sh $$(BUILD)/stage-$(1) $$@ $$(KSRC) $$(BUILD)/tools
 

@@ -17,6 +17,8 @@
 #               selftests/vm in 6.1, mm since 6.3), with those left out
 #   mutants     make mutate's mutants of this tree's code (a mutant keeps its
 #               number on every tree: the same bug, ported)
+#   kcsan_known the KCSAN reports in this tree's stock code reviewed as not the
+#               series' (the guest's /etc/mmlab/kcsan-known, docs/soak.md)
 trees = 6.1 6.12
 
 6.1.package = linux-source-6.1
@@ -29,6 +31,7 @@ trees = 6.1 6.12
 6.1.default = bookworm
 6.1.kselftests = tests/kselftest-vm.list
 6.1.mutants = tests/mutants/6.1
+6.1.kcsan_known = tests/kcsan-known/6.1
 
 6.12.package = linux-source-6.12
 6.12.tarball = /usr/src/linux-source-6.12.tar.xz
@@ -40,5 +43,6 @@ trees = 6.1 6.12
 6.12.default = trixie
 6.12.kselftests = tests/kselftest-mm.list
 6.12.mutants = tests/mutants/6.12
+6.12.kcsan_known = tests/kcsan-known/6.12
 
-tree_fields = package tarball version sublevel series stable releases default kselftests mutants
+tree_fields = package tarball version sublevel series stable releases default kselftests mutants kcsan_known

@@ -10,6 +10,8 @@
 # SERIES_FUNCTIONS: the functions the series changes (mmlab/series_functions.py),
 # the guest's /etc/mmlab/series-functions for its KCSAN triage.
 # tests/manifest becomes the guest's /etc/mmlab/manifest (mmlab-test's).
+# KCSAN_KNOWN: the tree's reviewed KCSAN reports (trees.mk: kcsan_known), the
+# guest's /etc/mmlab/kcsan-known.
 . "$(dirname "$0")/lib.sh"
 set -euo pipefail
 STAGE=$1 IMAGE=$2 KSFT=$3
@@ -33,6 +35,9 @@ cp "$SERIES_FUNCTIONS" "$STAGE/etc/mmlab/series-functions"
 # The tests' metadata (their set, memory, timeout), which the runner reads
 # beside rootfs/etc/mmlab's splat patterns; it lives beside the tests.
 cp "$ROOT/tests/manifest" "$STAGE/etc/mmlab/manifest"
+[ -f "${KCSAN_KNOWN:-}" ] || die "KCSAN_KNOWN='${KCSAN_KNOWN:-}' is not a file" \
+	"make rootfs (trees.mk's kcsan_known names the tree's list)"
+cp "$KCSAN_KNOWN" "$STAGE/etc/mmlab/kcsan-known"
 for applet in $($BUSYBOX --list-full); do
 	[ -e "$STAGE/$applet" ] || ln -s /bin/busybox "$STAGE/$applet"
 done

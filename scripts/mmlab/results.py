@@ -406,7 +406,7 @@ def summarize(name, lines, logdir, ksrc, timed_out=None, log_path=None, vmlinux=
         say(why)
     cleared = cleared_reports(lines)
     splats = [l for l in lines if is_splat(l, cleared)]
-    for kind, reason in (('known', 'listed in rootfs/etc/mmlab/kcsan-known'),
+    for kind, reason in (('known', "listed in the guest's /etc/mmlab/kcsan-known, the tree's tests/kcsan-known"),
                          ('stock', 'no frame in a function the series changes')):
         titles = [TIMESTAMP.sub('', t).strip() for t, k in cleared.items() if k == kind]
         for t in sorted(set(titles)):

@@ -223,7 +223,7 @@ class Results(unittest.TestCase):
                     *reports, 'mmlab: kernel log end']
         rc, summary, _, out = self.summarize(log(known, stock), target='qemu')
         self.assertEqual((rc, summary[:3]), (0, (1, 0, 0)))
-        self.assertIn('known KCSAN report, not ours (listed in rootfs/etc/mmlab/kcsan-known), 1x: '
+        self.assertIn("known KCSAN report, not ours (listed in the guest's /etc/mmlab/kcsan-known, the tree's tests/kcsan-known), 1x: "
                       'BUG: KCSAN: data-race in generic_update_time', out)
         self.assertIn('stock KCSAN report, not ours (no frame in a function the series changes), '
                       '1x: BUG: KCSAN: data-race in get_swap_pages / swap_readpage', out)

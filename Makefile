@@ -78,8 +78,12 @@ PY         := env PYTHONPATH=$(S) /usr/bin/python3 -m mmlab.
 # depend mode where that is safe); evaluated when used.
 HAVE_CCACHE = $(shell command -v ccache)
 # $(call kcc,NAME): machine NAME's compiler line for kbuild's CC
-kcc = $(strip $(if $(HAVE_CCACHE),$(S)/kcc.sh )$(call mfield,$(1),cross)gcc \
-      $(if $(call mfield,$(1),plugin),-fplugin=$(BUILD)/tools/$(call mfield,$(1),plugin).so))
+kcc = $(strip $(if $(HAVE_CCACHE),$(S)/kcc.sh )$(call mfield,$(1),cross)gcc)
+# $(call plugin_flag,NAME): in a recipe, sets the shell's $$plugin to the
+# -fplugin= flag machine NAME's code is compiled with, or to nothing
+# (scripts/plugin.sh decides, and builds the plugin); empty for a machine
+# without a plugin (machines.mk: plugin, plugin_gcc).
+plugin_flag = $(if $(call mfield,$(1),plugin),plugin=$$($(S)/plugin.sh $(1) $(BUILD)/tools) || exit 2;)
 # $(call boot,NAME) ARGS: boot machine NAME's kernel (scripts/mmlab/boot.py)
 boot = $(PY)boot $(1) --ksrc $(KSRC) --logdir $(LOGS) $(if $(QEMU_TIMEOUT),--timeout $(QEMU_TIMEOUT)) \
        $(if $(filter 1,$(V)),--verbose)
@@ -222,9 +226,9 @@ $$(BUILD)/$(1)/.mmlab-fragment: $(call mfield,$(1),fragments) $$(SERIES_SUM) $$(
 	    $(call mfield,$(1),fragments))), every option checked)"
 .PHONY: $(1) config-$(1)
 config-$(1): $(if $(call mfield,$(1),cross),arch-deps) series $$(BUILD)/$(1)/.mmlab-fragment
-$(1): config-$(1) $(if $(call mfield,$(1),plugin),$$(BUILD)/tools/$(call mfield,$(1),plugin).so)
-	@CROSS_COMPILE=$(call mfield,$(1),cross) $$(PY)kbuild $(1) $$(KSRC) $$(BUILD)/$(1) $(call mfield,$(1),arch) \
-	    "$$(call kcc,$(1))" $$(JOBS) $(call mfield,$(1),targets)
+$(1): config-$(1)
+	@$$(call plugin_flag,$(1)) CROSS_COMPILE=$(call mfield,$(1),cross) $$(PY)kbuild $(1) $$(KSRC) $$(BUILD)/$(1) \
+	    $(call mfield,$(1),arch) "$$(call kcc,$(1))$(if $(call mfield,$(1),plugin),$$$${plugin:+ $$$$plugin})" $$(JOBS) $(call mfield,$(1),targets)
 $(if $(call mfield,$(1),link),	@$$(call link_tree,build/$(KVER)/$(1)/$(call mfield,$(1),image),$(call mfield,$(1),link))
 	@$$(S)/gdb-setup.sh $$(ROOT) $$(BUILD)/$(1))
 $(if $(filter own,$(call mfield,$(1),root)),	@$$(MAKE) -s $$(BUILD)/initramfs-$(1).cpio)
@@ -293,17 +297,11 @@ qemu-gdb:
 arch-deps:
 	@$(S)/deps.sh $(sort $(foreach m,$(ARCHES),$(call mfield,$(m),packages)))
 
-# A GCC plugin everything for a machine is compiled with (its `plugin`).
-# A changed plugin rebuilds musl, busybox and the tests, not the kernel
-# (kbuild compares the CC line only): rm -rf build/NAME for that.
-define plugin_rules
-$$(BUILD)/tools/$(2).so: $$(S)/$(2).cc | arch-deps
-	@inc=$$$$($(call mfield,$(1),cross)gcc -print-file-name=plugin)/include; [ -f $$$$inc/gcc-plugin.h ] || \
-	    { echo "mmlab: error: no GCC plugin headers for $(call mfield,$(1),cross)gcc ($$$$inc)" >&2; \
-	      echo "mmlab:   fix: make arch-deps (it installs $(call mfield,$(1),packages))" >&2; exit 2; }; \
-	mkdir -p $$(dir $$@) && g++ -shared -fPIC -fno-rtti -O2 -Wall -I$$$$inc -o $$@ $$<
-endef
-$(foreach m,$(machines),$(if $(call mfield,$(m),plugin),$(eval $(call plugin_rules,$(m),$(call mfield,$(m),plugin)))))
+# A GCC plugin everything for a machine is compiled with (its `plugin`),
+# where its compiler needs it (`plugin_gcc`): scripts/plugin.sh. A changed
+# plugin rebuilds musl, busybox and the tests; the kernel is rebuilt when
+# the plugin is turned on or off, not when it changes (kbuild compares
+# the CC line only): rm -rf build/KVER/NAME for that.
 
 arch-verify: $(addprefix qemu-verify-,$(ARCHES))
 
@@ -312,17 +310,16 @@ arch-verify: $(addprefix qemu-verify-,$(ARCHES))
 tests_for = $(shell awk 'substr($$1, 1, 1) != "\043" && NF >= 3 && \
 	($$3 == "all" || index("," $$3 ",", ",$(1),")) { print $$1 }' $(ROOT)/tests/manifest)
 define cross_rules
-$(1)_PLUGIN := $(if $(call mfield,$(1),plugin),-fplugin=$$(BUILD)/tools/$(call mfield,$(1),plugin).so)
 $(1)_MUSL   := $(filter musl,$(call mfield,$(1),libc))
 $(1)_TESTS  := $$(call tests_for,$(1))
 # cross-busybox.sh decides whether to build (busybox.cflags), and leaves
 # the file's time alone when it does not.
-$$(BUILD)/busybox-$(1)/busybox: FORCE $(if $(call mfield,$(1),plugin),$$(BUILD)/tools/$(call mfield,$(1),plugin).so)
-	@CROSS_CFLAGS="$$($(1)_PLUGIN)" $$(S)/cross-busybox.sh $(1) $$(BUILD)/busybox-$(1)
+$$(BUILD)/busybox-$(1)/busybox: FORCE
+	@$$(call plugin_flag,$(1)) CROSS_CFLAGS="$(if $(call mfield,$(1),plugin),$$$$plugin)" $$(S)/cross-busybox.sh $(1) $$(BUILD)/busybox-$(1)
 
 $$(BUILD)/tests-$(1)/%: tests/%.c tests/mmlab.h $$(if $$($(1)_MUSL),$$(BUILD)/busybox-$(1)/busybox) | tree
 	@mkdir -p $$(dir $$@)
-	$(call mfield,$(1),cross)gcc $$($(1)_PLUGIN) $$(if $$($(1)_MUSL),-specs $$(BUILD)/busybox-$(1)/musl/lib/musl-gcc.specs) \
+	$$(call plugin_flag,$(1)) $(call mfield,$(1),cross)gcc $(if $(call mfield,$(1),plugin),$$$$plugin )$$(if $$($(1)_MUSL),-specs $$(BUILD)/busybox-$(1)/musl/lib/musl-gcc.specs) \
 	    $$(TEST_CFLAGS) -o $$@ $$<
 
 $$(BUILD)/initramfs-$(1).cpio: $$(ROOTFS_IN) $$($(1)_TESTS:%=$$(BUILD)/tests-$(1)/%) $$(S)/mkinitramfs.sh \

@@ -24,6 +24,8 @@
 #   deb         Debian's name of the architecture (busybox-static:deb)
 #   libc        glibc, or musl (built with busybox from Debian's sources)
 #   plugin      a GCC plugin from scripts/PLUGIN.cc everything is compiled with
+#   plugin_gcc  the cross compiler's major versions that need it (empty: all);
+#               with another, nothing is (scripts/plugin.sh)
 #   boot        uml, or qemu
 #   qemu        QEMU's program
 #   board       its machine and CPU arguments (given under TCG)
@@ -138,11 +140,13 @@ s390x.packages = gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-system-misc
 
 # The R2D-Plus: one SH7751R, 64 MiB, the console on the second SCIF.
 # Debian 12's gcc-sh4 (12.2) makes wrong code in its sh_treg_combine passes:
-# everything for sh4 is compiled with a plugin that turns them off. Its
-# glibc has that wrong code too, and Debian 12 has no sh4 binaries: sh4
-# programs link with musl, built with busybox by cross-busybox.sh from
-# Debian's source packages (dpkg-dev, bzip2; g++ and the plugin headers
-# build the plugin).
+# everything for sh4 is compiled with a plugin that turns them off (g++ and
+# GCC 12's plugin headers build it). GCC 13 fixed the passes, so Debian
+# 13's gcc-sh4 (14.2) needs no plugin and gets none (plugin_gcc). Debian
+# 12's sh4 glibc has the wrong code too; Debian 13's does not, but neither
+# release has sh4 binaries (a ports architecture), so busybox is built from
+# Debian's source either way, and with it musl (cross-busybox.sh; dpkg-dev,
+# bzip2): one way to build sh4's programs on both releases.
 sh4.from = arm64
 sh4.arch = sh
 sh4.kcidb_arch = sh4
@@ -154,6 +158,7 @@ sh4.targets = zImage
 sh4.deb = sh4
 sh4.libc = musl
 sh4.plugin = sh-treg-combine-off
+sh4.plugin_gcc = 12
 sh4.qemu = qemu-system-sh4
 sh4.board = -M r2d -serial null -serial mon:stdio
 sh4.console = ttySC1
@@ -200,7 +205,7 @@ x86-stock.note = without the series' options, the pristine tree (no patch)
 # Every field above; a block must give (or take from its `from`) each of
 # `required`, and a qemu machine each of `required_qemu`.
 fields = from arch kcidb_arch cross base fragments image targets variant built_by link note \
-	root deb libc plugin boot qemu board console accel nodes cpus mem timeout timeout_kvm \
+	root deb libc plugin plugin_gcc boot qemu board console accel nodes cpus mem timeout timeout_kvm \
 	test_timeout mutate_timeout verify packages
 required = arch kcidb_arch base fragments image targets variant root deb libc boot mem \
 	timeout mutate_timeout verify

@@ -16,7 +16,8 @@
 # that scripts/sh-treg-combine-off.cc works around is in its libc.a too
 # (__libc_start_main spins on a branch to itself).
 # A musl machine whose row names a GCC plugin (plugin) must have it in
-# CROSS_CFLAGS: its musl and busybox are compiled with it.
+# CROSS_CFLAGS where its compiler needs it (scripts/plugin.sh): its musl
+# and busybox are compiled with it.
 # usage: [CROSS_CFLAGS=...] cross-busybox.sh MACHINE OUTDIR  -> OUTDIR/busybox
 #   e.g. cross-busybox.sh arm64 build/busybox-arm64
 # OUTDIR/busybox.cflags keeps CROSS_CFLAGS and a checksum of each -fplugin=
@@ -42,9 +43,11 @@ for f in $CFLAGS; do
 	esac
 done
 if [ -n "$PLUGIN" ] && [ "$LIBC" = musl ]; then
-	case " $CFLAGS" in
-	*" -fplugin="*/"$PLUGIN.so"*) ;;
-	*) die "$MACHINE's musl and busybox need the plugin of scripts/$PLUGIN.cc in CROSS_CFLAGS" \
+	# what scripts/plugin.sh decides for this machine's compiler
+	want=$("$MMLAB_SCRIPTS/plugin.sh" "$MACHINE" "$(dirname "$OUT")/tools") || exit 2
+	[ -z "$want" ] || case " $CFLAGS " in
+	*" $want "*) ;;
+	*) die "$MACHINE's musl and busybox need '$want' in CROSS_CFLAGS (its compiler needs scripts/$PLUGIN.cc)" \
 		"make $MACHINE (it passes it)" ;;
 	esac
 fi

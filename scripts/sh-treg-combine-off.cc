@@ -13,14 +13,16 @@
 // return bool (the generated tm-preds.h says so, and C++ mangling ignores
 // the return type). Debian's cc1 sets only the low byte of
 // negt_reg_operand()'s result, so the pass can take a plain load for a
-// store of the inverted T bit and drop the test it needs. GCC sources of
-// 2024 include tm-preds.h there instead of declaring them.
+// store of the inverted T bit and drop the test it needs. GCC 13 fixed it
+// (2022-11-17: the pass includes tm-preds.h instead of declaring them), so
+// the plugin is used only where the cross compiler is GCC 12 (machines.mk:
+// sh4.plugin_gcc; scripts/plugin.sh).
 //
 // The passes only merge comparisons: turned off, they cost a few
 // instructions and change no meaning.
 //
 // make sh4 builds the kernel, musl, busybox and our tests with
-// -fplugin=build/tools/sh-treg-combine-off.so.
+// -fplugin=build/KVER/tools/sh-treg-combine-off.so.
 #include "gcc-plugin.h"
 #include "plugin-version.h"
 #include "tree-pass.h"

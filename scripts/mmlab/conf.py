@@ -94,10 +94,15 @@ class Machine:
         target = self.built_by or self.name
         return [target] if self.root == 'own' or self.built_by else [target, self.root]
 
-    def config_name(self):
-        """KCIDB's config_name: what the .config is made of."""
+    def config_name(self, compiler=None):
+        """KCIDB's config_name: what the .config is made of, and the plugin
+        the build was compiled with: none where @compiler (the kernel's
+        LINUX_COMPILER) is a GCC whose major version plugin_gcc leaves out
+        (scripts/plugin.sh decides the same)."""
         name = ' + '.join(self.base.split() + self.fragments)
-        if self.plugin:
+        only = (self.fields.get('plugin_gcc') or '').split()
+        major = re.search(r'gcc .* (\d+)\.\d+(?:\.\d+)?$', (compiler or '').split(',')[0])
+        if self.plugin and not (only and major and major.group(1) not in only):
             name += f', compiled with scripts/{self.plugin}.cc'
         return f'{name} {self.note}' if self.note else name
 

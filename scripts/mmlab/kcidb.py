@@ -94,7 +94,7 @@ def builds(root, checkout_id, stock_id):
             'checkout_id': co_id,
             'origin': ORIGIN,
             'architecture': arch,
-            'config_name': m.config_name(),
+            'config_name': m.config_name(compiler),
             'config_url': f'file://{cfg}',
             # A .config whose image is missing or older: the last build failed.
             'status': 'PASS' if os.path.exists(image) and

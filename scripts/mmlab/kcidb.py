@@ -87,7 +87,7 @@ def builds(root, checkout_id, stock_id):
         compile_h = os.path.join(o, 'include/generated/compile.h')
         if os.path.exists(compile_h):
             with open(compile_h) as f:
-                found = re.search(r'LINUX_COMPILER "([^"]*)"', f.read())
+                found = re.search(r'LINUX_COMPILER\s+"([^"]*)"', f.read())
             compiler = found.group(1) if found else None
         b = {
             'id': f'{co_id}:{arch}-{variant}-{sha256_of(cfg)[:12]}',

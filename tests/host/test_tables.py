@@ -83,6 +83,24 @@ class Tables(unittest.TestCase):
 
 
 @unittest.skipUnless(shutil.which('make'), 'needs make')
+class PluginByCompiler(unittest.TestCase):
+    """KCIDB's config_name names sh4's plugin only where the build's GCC
+    (its LINUX_COMPILER) is one plugin_gcc lists, as scripts/plugin.sh
+    decides."""
+    SH4 = conf.MACHINES['sh4']
+
+    def test_gcc_12_is_compiled_with_it(self):
+        self.assertIn('compiled with scripts/sh-treg-combine-off.cc', self.SH4.config_name(
+            'sh4-linux-gnu-gcc (Debian 12.2.0-13) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40'))
+
+    def test_gcc_14_is_not(self):
+        self.assertNotIn('compiled with', self.SH4.config_name(
+            'sh4-linux-gnu-gcc (Debian 14.2.0-19) 14.2.0, GNU ld (GNU Binutils for Debian) 2.44'))
+
+    def test_an_unknown_compiler_keeps_the_row(self):
+        self.assertIn('compiled with', self.SH4.config_name(None))
+
+
 class MissingField(unittest.TestCase):
     """A block without a required field (uml's timeout: uml-kasan, whose
     from is uml, has none either) is reported."""
